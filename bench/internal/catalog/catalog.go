@@ -1,0 +1,153 @@
+// Package catalog names what the benchmark suite can measure: the frameworks
+// (peer servers), the scenarios (one route each) and the protocols, with the
+// answer every peer must give so that all of them do the same work.
+//
+// It is the single list the CLI validates against, the suite iterates over
+// and the smoke test checks; it has no I/O.
+package catalog
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// Protocol names.
+const (
+	H1  = "h1"
+	H2C = "h2c"
+)
+
+// Protocols lists every protocol in report order.
+var Protocols = []string{H1, H2C}
+
+// Framework is one peer server.
+type Framework struct {
+	Name string
+	// H2C reports whether the peer speaks HTTP/2 cleartext with prior knowledge.
+	H2C bool
+	// Demo marks the repository's own demo server (cmd/demo in the root
+	// module); every other framework is served by bench/cmd/peer.
+	Demo bool
+	// Inline passes -inline to the demo (handlers run on the event loop).
+	Inline bool
+}
+
+// Frameworks lists every framework in report order; celeris comes first
+// because the reports' ratios are relative to it.
+var Frameworks = []Framework{
+	{Name: "celeris", H2C: true, Demo: true},
+	{Name: "celeris-inline", H2C: true, Demo: true, Inline: true},
+	{Name: "nethttp", H2C: true},
+	{Name: "gin", H2C: true},
+	{Name: "echo", H2C: true},
+	{Name: "chi", H2C: true},
+	{Name: "fasthttp"},
+	{Name: "fiber"},
+}
+
+// Baseline is the framework the reports' ratios divide by.
+const Baseline = "celeris"
+
+// Sizes used by the upload and download scenarios.
+const (
+	UploadSize   = 4 << 10
+	DownloadSize = 64 << 10
+)
+
+// Scenario is one route and the answer every peer must give.
+type Scenario struct {
+	Name   string
+	Method string
+	Path   string
+	// BodySize is the request body length (0: no body).
+	BodySize int
+	// Want is the exact response body (WantLen is used when Want is empty).
+	Want    string
+	WantLen int
+}
+
+// Scenarios lists every scenario in report order.
+var Scenarios = []Scenario{
+	{Name: "simple", Method: "GET", Path: "/bench", Want: "OK"},
+	{Name: "json", Method: "GET", Path: "/json", Want: `{"message":"Hello, World!"}`},
+	{Name: "params", Method: "GET", Path: "/users/42/posts/7", Want: "user=42 post=7"},
+	{Name: "upload", Method: "POST", Path: "/upload", BodySize: UploadSize, Want: strconv.Itoa(UploadSize)},
+	{Name: "download", Method: "GET", Path: "/download?size=" + strconv.Itoa(DownloadSize), WantLen: DownloadSize},
+}
+
+// Body returns the scenario's request body (nil when it has none). The bytes
+// are fresh on every call; callers may keep them.
+func (s Scenario) Body() []byte {
+	if s.BodySize == 0 {
+		return nil
+	}
+	b := make([]byte, s.BodySize)
+	for i := range b {
+		b[i] = 'a' + byte(i%26)
+	}
+	return b
+}
+
+// Check reports whether body is the answer the scenario expects.
+func (s Scenario) Check(status int, body []byte) error {
+	if status != 200 {
+		return fmt.Errorf("%s %s: status %d, want 200", s.Method, s.Path, status)
+	}
+	if s.Want != "" && string(body) != s.Want {
+		return fmt.Errorf("%s %s: body %q, want %q", s.Method, s.Path, trim(body), s.Want)
+	}
+	if s.Want == "" && len(body) != s.WantLen {
+		return fmt.Errorf("%s %s: body length %d, want %d", s.Method, s.Path, len(body), s.WantLen)
+	}
+	return nil
+}
+
+func trim(b []byte) string {
+	if len(b) > 64 {
+		return string(b[:64]) + "..."
+	}
+	return string(b)
+}
+
+// LookupFramework finds a framework by name.
+func LookupFramework(name string) (Framework, bool) {
+	for _, f := range Frameworks {
+		if f.Name == name {
+			return f, true
+		}
+	}
+	return Framework{}, false
+}
+
+// LookupScenario finds a scenario by name.
+func LookupScenario(name string) (Scenario, bool) {
+	for _, s := range Scenarios {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return Scenario{}, false
+}
+
+// Supports reports whether the framework speaks the protocol.
+func (f Framework) Supports(proto string) bool {
+	return proto == H1 || (proto == H2C && f.H2C)
+}
+
+// FrameworkNames returns every framework name in report order.
+func FrameworkNames() []string {
+	out := make([]string, len(Frameworks))
+	for i, f := range Frameworks {
+		out[i] = f.Name
+	}
+	return out
+}
+
+// ScenarioNames returns every scenario name in report order.
+func ScenarioNames() []string {
+	out := make([]string, len(Scenarios))
+	for i, s := range Scenarios {
+		out[i] = s.Name
+	}
+	return out
+}

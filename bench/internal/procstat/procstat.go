@@ -1,0 +1,65 @@
+// Package procstat reads CPU time: a server process's from /proc/PID/stat
+// (so the suite can report requests per server CPU-second) and the load
+// generator's own from getrusage (so it can warn when it saturates its cores).
+package procstat
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// ClockTicks is USER_HZ, the unit of /proc/PID/stat times. It is 100 on
+// every Linux architecture Go supports (sysconf needs cgo, so it is fixed).
+const ClockTicks = 100
+
+// ErrFormat means /proc/PID/stat did not look as expected.
+var ErrFormat = errors.New("procstat: unexpected /proc/PID/stat format")
+
+// ProcessCPU returns the user+system CPU time of process pid, all threads
+// included (dead ones too: Linux sums them into the process).
+func ProcessCPU(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	ticks, err := parseStat(b)
+	if err != nil {
+		return 0, err
+	}
+	return time.Duration(ticks) * time.Second / ClockTicks, nil
+}
+
+// parseStat returns utime+stime (fields 14 and 15, proc(5)) in clock ticks.
+// The command name (field 2) may hold spaces and parentheses, so fields are
+// counted after its last ')'.
+func parseStat(b []byte) (uint64, error) {
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, ErrFormat
+	}
+	fields := bytes.Fields(b[i+1:])
+	// fields[0] is field 3 (state); utime is field 14, stime field 15.
+	if len(fields) < 13 {
+		return 0, ErrFormat
+	}
+	utime, err1 := strconv.ParseUint(string(fields[11]), 10, 64)
+	stime, err2 := strconv.ParseUint(string(fields[12]), 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, ErrFormat
+	}
+	return utime + stime, nil
+}
+
+// SelfCPU returns this process's user+system CPU time.
+func SelfCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

@@ -1,0 +1,31 @@
+package procstat
+
+import (
+	"os"
+	"testing"
+	"time"
+)
+
+func TestParseStat(t *testing.T) {
+	line := "4242 (odd) name (x)) S 1 4242 4242 0 -1 4194560 1000 0 0 0 " +
+		"1234 56 0 0 20 0 9 0 100 1000000 200 18446744073709551615\n"
+	got, err := parseStat([]byte(line))
+	if err != nil || got != 1290 {
+		t.Fatalf("parseStat = %d, %v; want 1290", got, err)
+	}
+	if _, err := parseStat([]byte("1 (x) S 1 2")); err != ErrFormat {
+		t.Fatalf("short line: err = %v, want ErrFormat", err)
+	}
+}
+
+func TestOwnCPU(t *testing.T) {
+	deadline := time.Now().Add(30 * time.Millisecond)
+	for time.Now().Before(deadline) {
+	}
+	if d, err := ProcessCPU(os.Getpid()); err != nil || d <= 0 {
+		t.Fatalf("ProcessCPU(self) = %v, %v", d, err)
+	}
+	if SelfCPU() <= 0 {
+		t.Fatal("SelfCPU() = 0 after a busy loop")
+	}
+}

@@ -1,0 +1,133 @@
+// Command demo runs the Celeris demo server: the routes of ../../README.md, over
+// HTTP/1.1 and h2c on one port. It is the target of the benchmark suite and of
+// external conformance and load checks, so its routes are a stable contract.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/signal"
+	"runtime/pprof"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/celeris-dev/celeris"
+)
+
+const (
+	maxDownload = 64 << 20
+	maxSleepMS  = 10000
+)
+
+func main() {
+	addr := flag.String("addr", ":8080", "listen address")
+	inline := flag.Bool("inline", false, "run /bench, /json and /users/:id/posts/:postId inline on the event loops")
+	loops := flag.Int("loops", 0, "event loops (0: one per CPU)")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile to this file until shutdown")
+	flag.Parse()
+
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		defer pprof.StopCPUProfile()
+	}
+
+	s := celeris.New(celeris.Config{Addr: *addr, EventLoops: *loops})
+	register(s, *inline)
+
+	done := make(chan struct{})
+	go func() {
+		sig := make(chan os.Signal, 1)
+		signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+		<-sig
+		slog.Info("demo: shutting down")
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		defer cancel()
+		if err := s.Shutdown(ctx); err != nil {
+			slog.Error("demo: shutdown", "error", err)
+		}
+		close(done)
+	}()
+	go func() {
+		<-s.Ready()
+		slog.Info("demo: listening", "addr", s.Addr().String(), "inline", *inline)
+	}()
+	if err := s.Start(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+	}
+}
+
+type message struct {
+	Message string `json:"message"`
+}
+
+var (
+	zeros     []byte
+	zerosOnce sync.Once
+)
+
+// register installs the demo routes. With inline, the three benchmark routes run on
+// the event loops.
+func register(s *celeris.Server, inline bool) {
+	hot := []*celeris.Route{
+		s.GET("/bench", func(c *celeris.Context) error {
+			return c.String(http.StatusOK, "OK")
+		}),
+		s.GET("/json", func(c *celeris.Context) error {
+			return c.JSON(http.StatusOK, message{Message: "Hello, World!"})
+		}),
+		s.GET("/users/:id/posts/:postId", func(c *celeris.Context) error {
+			return c.String(http.StatusOK, "user="+c.Param("id")+" post="+c.Param("postId"))
+		}),
+	}
+	if inline {
+		for _, r := range hot {
+			r.Inline()
+		}
+	}
+	s.POST("/upload", func(c *celeris.Context) error {
+		b, err := c.Body()
+		if err != nil {
+			return err
+		}
+		return c.String(http.StatusOK, strconv.Itoa(len(b)))
+	})
+	s.GET("/download", func(c *celeris.Context) error {
+		n, err := strconv.Atoi(c.Query("size"))
+		if err != nil || n < 0 || n > maxDownload {
+			return celeris.NewHTTPError(http.StatusBadRequest, "size must be an integer from 0 to 67108864")
+		}
+		zerosOnce.Do(func() { zeros = make([]byte, maxDownload) })
+		return c.Blob(http.StatusOK, "application/octet-stream", zeros[:n])
+	})
+	s.GET("/slow", func(c *celeris.Context) error {
+		ms, err := strconv.Atoi(c.Query("ms"))
+		if err != nil || ms < 0 || ms > maxSleepMS {
+			return celeris.NewHTTPError(http.StatusBadRequest, "ms must be an integer from 0 to 10000")
+		}
+		time.Sleep(time.Duration(ms) * time.Millisecond)
+		return c.String(http.StatusOK, "OK")
+	})
+	s.GET("/panic", func(c *celeris.Context) error {
+		panic("demo: /panic was requested")
+	})
+}

@@ -1,0 +1,365 @@
+package celeris
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/celeris-dev/celeris/internal/bytesconv"
+	"github.com/celeris-dev/celeris/internal/httpmsg"
+	"github.com/celeris-dev/celeris/internal/router"
+)
+
+// Context carries one request and its response through the handler.
+//
+// Lifetime: a Context is pooled and reused. It, and every string or slice its
+// accessors return (Path, Param, Query, Header, Body, ...), are valid only until the
+// handler returns. Use Clone (or strings.Clone / bytes.Clone) for anything kept
+// longer, e.g. passed to a goroutine.
+type Context struct {
+	server *Server
+	req    *httpmsg.Request
+	w      httpmsg.ResponseWriter
+	route  *Route
+	params router.Params
+	allow  string // Allow value of a 405 answer
+
+	status  int
+	header  []httpmsg.Field
+	hdrBuf  [8]httpmsg.Field
+	written bool
+
+	body    []byte       // read once from a streamed request body
+	bodyErr error        // error of that read
+	jbuf    bytes.Buffer // JSON encoding scratch
+	jenc    *json.Encoder
+	query   []kv // parsed query, lazily
+	qparsed bool
+	values  []kvAny
+}
+
+type kv struct{ k, v string }
+type kvAny struct {
+	k string
+	v any
+}
+
+func (c *Context) reset() {
+	c.req, c.w, c.route, c.allow = nil, nil, nil, ""
+	c.params.Reset()
+	c.status = 0
+	clear(c.header)
+	c.header = c.hdrBuf[:0]
+	c.written = false
+	c.body, c.bodyErr = nil, nil
+	if c.jbuf.Cap() > 64<<10 {
+		c.jbuf = bytes.Buffer{}
+		c.jenc = nil
+	}
+	c.jbuf.Reset()
+	clear(c.query)
+	c.query, c.qparsed = c.query[:0], false
+	clear(c.values)
+	c.values = c.values[:0]
+}
+
+// Clone returns a copy of s that stays valid after the handler returns.
+func (c *Context) Clone(s string) string { return strings.Clone(s) }
+
+// Method is the request method.
+func (c *Context) Method() string { return c.req.Method }
+
+// Path is the request path, not decoded. Valid until the handler returns.
+func (c *Context) Path() string { return c.req.Path }
+
+// Proto is "HTTP/1.0", "HTTP/1.1" or "HTTP/2.0".
+func (c *Context) Proto() string { return c.req.Proto }
+
+// Host is the Host header (HTTP/1.1) or :authority (HTTP/2).
+func (c *Context) Host() string { return c.req.Host }
+
+// RemoteAddr is the client's address.
+func (c *Context) RemoteAddr() net.Addr { return c.req.RemoteAddr }
+
+// RoutePattern is the pattern of the matched route, "" when none matched.
+func (c *Context) RoutePattern() string {
+	if c.route == nil {
+		return ""
+	}
+	return c.route.pattern
+}
+
+// Context returns the request's context.Context.
+func (c *Context) Context() context.Context {
+	if c.req.Ctx != nil {
+		return c.req.Ctx
+	}
+	return context.Background()
+}
+
+// Param returns the value of the path parameter name ("" when absent), not decoded.
+// Valid until the handler returns.
+func (c *Context) Param(name string) string {
+	v, _ := c.params.Get(name)
+	return v
+}
+
+// Query returns the first value of the query parameter name, decoded ("" when
+// absent). Valid until the handler returns.
+func (c *Context) Query(name string) string {
+	if !c.qparsed {
+		c.parseQuery()
+	}
+	for i := range c.query {
+		if c.query[i].k == name {
+			return c.query[i].v
+		}
+	}
+	return ""
+}
+
+// QueryValues returns every query parameter as url.Values (a fresh copy).
+func (c *Context) QueryValues() url.Values {
+	v, _ := url.ParseQuery(c.req.RawQuery)
+	return v
+}
+
+func (c *Context) parseQuery() {
+	c.qparsed = true
+	q := c.req.RawQuery
+	for q != "" {
+		var pair string
+		pair, q, _ = strings.Cut(q, "&")
+		if pair == "" {
+			continue
+		}
+		k, v, _ := strings.Cut(pair, "=")
+		k, ok1 := unescape(k)
+		v, ok2 := unescape(v)
+		if !ok1 || !ok2 {
+			continue // a malformed escape drops the pair, as net/url does
+		}
+		c.query = append(c.query, kv{k, v})
+	}
+}
+
+// unescape decodes a query component; it allocates only when there is something
+// to decode.
+func unescape(s string) (string, bool) {
+	if strings.IndexByte(s, '%') < 0 && strings.IndexByte(s, '+') < 0 {
+		return s, true
+	}
+	u, err := url.QueryUnescape(s)
+	return u, err == nil
+}
+
+// Header returns the first value of the request header name (case-insensitive).
+// Valid until the handler returns.
+func (c *Context) Header(name string) string {
+	v, _ := c.req.HeaderValue(name)
+	return v
+}
+
+// VisitHeaders calls fn for each request header field in order.
+func (c *Context) VisitHeaders(fn func(name, value string)) {
+	for _, f := range c.req.Header {
+		fn(f.Name, f.Value)
+	}
+}
+
+// Body returns the whole request body. Valid until the handler returns.
+func (c *Context) Body() ([]byte, error) {
+	if c.req.BodyReader == nil {
+		return c.req.Body, nil
+	}
+	if c.body == nil && c.bodyErr == nil {
+		limit := c.server.cfg.MaxRequestBodySize
+		b, err := io.ReadAll(io.LimitReader(c.req.BodyReader, limit+1))
+		if err == nil && int64(len(b)) > limit {
+			err = NewHTTPError(http.StatusRequestEntityTooLarge, "request body too large")
+		}
+		c.body, c.bodyErr = b, err
+	}
+	return c.body, c.bodyErr
+}
+
+// BodyReader returns the request body as a stream.
+func (c *Context) BodyReader() io.Reader {
+	if c.req.BodyReader != nil {
+		return c.req.BodyReader
+	}
+	return bytes.NewReader(c.req.Body)
+}
+
+// BindJSON decodes the JSON request body into v. A wrong Content-Type gives a 415
+// HTTPError, malformed JSON a 400.
+func (c *Context) BindJSON(v any) error {
+	if ct := c.Header("Content-Type"); ct != "" {
+		mt, _, err := mime.ParseMediaType(ct)
+		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
+			return NewHTTPError(http.StatusUnsupportedMediaType, "Content-Type must be application/json")
+		}
+	}
+	b, err := c.Body()
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return &HTTPError{Code: http.StatusBadRequest, Message: "malformed JSON body: " + err.Error(), Err: err}
+	}
+	return nil
+}
+
+// Set stores a value for later middleware or handlers of this request.
+func (c *Context) Set(key string, v any) {
+	for i := range c.values {
+		if c.values[i].k == key {
+			c.values[i].v = v
+			return
+		}
+	}
+	c.values = append(c.values, kvAny{key, v})
+}
+
+// Get returns a value stored with Set.
+func (c *Context) Get(key string) (any, bool) {
+	for i := range c.values {
+		if c.values[i].k == key {
+			return c.values[i].v, true
+		}
+	}
+	return nil, false
+}
+
+// Status sets the status code of the response written by a later Blob/String
+// call that passes code 0, or by the framework when the handler writes nothing.
+func (c *Context) Status(code int) *Context {
+	c.status = code
+	return c
+}
+
+// SetHeader sets a response header field, replacing earlier values. Name and
+// value are kept until the response is written: pass strings that live that long
+// (constants, or values owned by the handler).
+func (c *Context) SetHeader(name, value string) {
+	for i := range c.header {
+		if httpmsg.EqualFold(c.header[i].Name, name) {
+			c.header[i].Value = value
+			return
+		}
+	}
+	c.header = append(c.header, httpmsg.Field{Name: name, Value: value})
+}
+
+// AddHeader adds a response header field.
+func (c *Context) AddHeader(name, value string) {
+	c.header = append(c.header, httpmsg.Field{Name: name, Value: value})
+}
+
+// ResponseHeader returns the value of a response header set so far.
+func (c *Context) ResponseHeader(name string) string {
+	for i := range c.header {
+		if httpmsg.EqualFold(c.header[i].Name, name) {
+			return c.header[i].Value
+		}
+	}
+	return ""
+}
+
+// Written reports whether the response has been written.
+func (c *Context) Written() bool { return c.written }
+
+// StatusCode is the status written (or set with Status so far).
+func (c *Context) StatusCode() int { return c.status }
+
+// Blob writes a complete response with the given content type and body.
+func (c *Context) Blob(code int, contentType string, b []byte) error {
+	if c.written {
+		return ErrResponseWritten
+	}
+	if code == 0 {
+		code = c.status
+		if code == 0 {
+			code = http.StatusOK
+		}
+	}
+	if contentType != "" {
+		c.SetHeader("Content-Type", contentType)
+	}
+	c.written = true
+	c.status = code
+	return c.w.WriteResponse(code, c.header, b)
+}
+
+// String writes a text/plain response.
+func (c *Context) String(code int, s string) error {
+	return c.Blob(code, "text/plain; charset=utf-8", bytesconv.S2B(s))
+}
+
+// HTML writes a text/html response.
+func (c *Context) HTML(code int, s string) error {
+	return c.Blob(code, "text/html; charset=utf-8", bytesconv.S2B(s))
+}
+
+// JSON encodes v and writes it as application/json.
+func (c *Context) JSON(code int, v any) error {
+	if c.jenc == nil {
+		c.jenc = json.NewEncoder(&c.jbuf)
+		c.jenc.SetEscapeHTML(false)
+	}
+	c.jbuf.Reset()
+	if err := c.jenc.Encode(v); err != nil {
+		return &HTTPError{Code: http.StatusInternalServerError, Err: err}
+	}
+	b := c.jbuf.Bytes()
+	b = b[:len(b)-1] // Encode adds a newline
+	return c.Blob(code, "application/json", b)
+}
+
+// NoContent writes a response without a body.
+func (c *Context) NoContent(code int) error {
+	return c.Blob(code, "", nil)
+}
+
+// Redirect answers with a 3xx status and a Location header.
+func (c *Context) Redirect(code int, location string) error {
+	if code < 300 || code > 308 {
+		return ErrInvalidRedirectCode
+	}
+	c.SetHeader("Location", location)
+	return c.Blob(code, "", nil)
+}
+
+// Stream starts a streamed response (chunked on HTTP/1.1, DATA frames on HTTP/2)
+// and returns a writer with Flush. The response ends when the handler returns.
+func (c *Context) Stream(code int, contentType string) (*StreamWriter, error) {
+	if c.written {
+		return nil, ErrResponseWritten
+	}
+	if contentType != "" {
+		c.SetHeader("Content-Type", contentType)
+	}
+	c.written = true
+	c.status = code
+	if err := c.w.WriteHeader(code, c.header); err != nil {
+		return nil, err
+	}
+	return &StreamWriter{w: c.w}, nil
+}
+
+// StreamWriter writes the body of a streamed response.
+type StreamWriter struct {
+	w httpmsg.ResponseWriter
+}
+
+// Write queues p; it may block when the client reads slowly.
+func (s *StreamWriter) Write(p []byte) (int, error) { return s.w.Write(p) }
+
+// Flush sends what was written so far.
+func (s *StreamWriter) Flush() error { return s.w.Flush() }

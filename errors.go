@@ -1,0 +1,63 @@
+package celeris
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+)
+
+// HTTPError is an error with an HTTP status. Handlers return it; the server's error
+// handler turns it into a response.
+type HTTPError struct {
+	Code    int    // HTTP status code
+	Message string // response body; http.StatusText(Code) when empty
+	Err     error  // internal cause, logged, never sent
+}
+
+// NewHTTPError returns an HTTPError with the given status and message.
+func NewHTTPError(code int, message string) *HTTPError {
+	return &HTTPError{Code: code, Message: message}
+}
+
+func (e *HTTPError) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("%d %s: %v", e.Code, e.message(), e.Err)
+	}
+	return fmt.Sprintf("%d %s", e.Code, e.message())
+}
+
+// Unwrap returns the internal cause.
+func (e *HTTPError) Unwrap() error { return e.Err }
+
+func (e *HTTPError) message() string {
+	if e.Message != "" {
+		return e.Message
+	}
+	return http.StatusText(e.Code)
+}
+
+// Errors returned by Context methods. Callers branch on them with errors.Is.
+var (
+	// ErrResponseWritten: a second response was attempted for one request.
+	ErrResponseWritten = errors.New("celeris: response already written")
+	// ErrInvalidRedirectCode: Redirect was called with a status outside 300-308.
+	ErrInvalidRedirectCode = errors.New("celeris: invalid redirect status code")
+)
+
+// ErrorHandler turns an error returned by a handler into a response.
+type ErrorHandler func(c *Context, err error)
+
+// DefaultErrorHandler answers *HTTPError with its status and message, and any other
+// error with 500 (the error itself is logged, never sent).
+func DefaultErrorHandler(c *Context, err error) {
+	if c.Written() {
+		return
+	}
+	var he *HTTPError
+	if errors.As(err, &he) {
+		_ = c.String(he.Code, he.message())
+		return
+	}
+	c.server.logger.Error("celeris: handler error", "method", c.Method(), "path", c.Path(), "error", err)
+	_ = c.String(http.StatusInternalServerError, http.StatusText(http.StatusInternalServerError))
+}

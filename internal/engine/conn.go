@@ -1,0 +1,192 @@
+package engine
+
+import (
+	"bytes"
+	"net"
+	"sync/atomic"
+
+	"github.com/panjf2000/gnet/v2"
+
+	"github.com/celeris-dev/celeris/internal/httpmsg"
+)
+
+// h2Preface is the HTTP/2 client connection preface (RFC 9113 §3.4).
+var h2Preface = []byte("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
+
+// Drainer is implemented by protocols that can finish gracefully: stop taking new
+// requests, let in-flight ones finish, then close.
+type Drainer interface {
+	Drain()
+}
+
+// Upgrader is implemented by a protocol (h1) that can hand its connection over to
+// another (h2c): after OnData returns ErrUpgrade, TakeUpgrade gives the upgrading
+// request and the decoded HTTP2-Settings payload.
+type Upgrader interface {
+	TakeUpgrade() (req *httpmsg.Request, settings []byte)
+}
+
+// ErrUpgrade is returned by OnData when the connection switches protocol.
+var ErrUpgrade = httpmsg.ErrUpgrade
+
+// conn is one connection's engine-side state.
+type conn struct {
+	gc     gnet.Conn // owned by the event loop
+	eng    *Engine
+	proto  httpmsg.Proto // owned by the event loop; nil until the protocol is known
+	out    []byte        // output batch of the current callback, owned by the event loop
+	remote net.Addr
+
+	woken    atomic.Bool  // a wake-up is pending (coalescing)
+	drain    atomic.Bool  // shutdown asked this connection to finish
+	closed   atomic.Bool  // OnClose ran
+	deadline atomic.Int64 // unix ns after which the ticker closes the conn; 0: none
+
+	partialSince int64 // owned by the event loop: when the pending partial request began
+	wantClose    bool  // owned by the event loop: close after this callback's flush
+}
+
+// Write appends to the output batch (httpmsg.Conn).
+func (c *conn) Write(b []byte) { c.out = append(c.out, b...) }
+
+// Wake schedules OnWake on the loop (httpmsg.Conn). Safe from any goroutine.
+func (c *conn) Wake() {
+	if c.woken.CompareAndSwap(false, true) {
+		if c.gc.Wake(nil) != nil {
+			c.woken.Store(false)
+		}
+	}
+}
+
+// Close closes after the output batch is flushed (httpmsg.Conn). Loop only.
+func (c *conn) Close() { c.wantClose = true }
+
+// RemoteAddr is the peer address (httpmsg.Conn).
+func (c *conn) RemoteAddr() net.Addr { return c.remote }
+
+func (c *conn) requestDrain() {
+	c.drain.Store(true)
+	c.Wake()
+}
+
+// onTraffic is the body of gnet's OnTraffic for this connection.
+func (c *conn) onTraffic() gnet.Action {
+	var err error
+	if c.woken.Load() {
+		c.woken.Store(false)
+		if c.proto != nil {
+			err = c.proto.OnWake()
+		}
+		if err == nil && c.drain.Load() {
+			c.drainProto()
+		}
+	}
+	if err == nil && !c.wantClose {
+		err = c.readAll()
+	}
+	if len(c.out) > 0 {
+		_, _ = c.gc.Write(c.out)
+		if cap(c.out) > 1<<20 {
+			c.out = nil // do not pin a large buffer to an idle connection
+		} else {
+			c.out = c.out[:0]
+		}
+	}
+	if err != nil || c.wantClose {
+		c.deadline.Store(0)
+		return gnet.Close
+	}
+	c.updateDeadline()
+	return gnet.None
+}
+
+// readAll feeds everything buffered to the protocol, switching protocol when the
+// preface or an h2c upgrade says so.
+func (c *conn) readAll() error {
+	buf, _ := c.gc.Peek(-1)
+	if len(buf) == 0 {
+		return nil
+	}
+	if c.proto == nil && !c.sniff(buf) {
+		return nil // not enough bytes to tell yet
+	}
+	if c.wantClose {
+		return nil
+	}
+	n, err := c.proto.OnData(buf)
+	if err == ErrUpgrade {
+		if n > 0 {
+			_, _ = c.gc.Discard(n)
+		}
+		up, ok := c.proto.(Upgrader)
+		if !ok || c.eng.cfg.Upgrade == nil {
+			return err
+		}
+		req, settings := up.TakeUpgrade()
+		p, uerr := c.eng.cfg.Upgrade(c, req, settings)
+		if uerr != nil {
+			return uerr
+		}
+		c.proto = p
+		buf, _ = c.gc.Peek(-1)
+		if len(buf) == 0 {
+			return nil
+		}
+		n, err = p.OnData(buf)
+	}
+	if n > 0 {
+		_, _ = c.gc.Discard(n)
+	}
+	return err
+}
+
+// sniff picks the protocol from the first bytes. It reports false while the bytes
+// are still a strict prefix of the HTTP/2 preface.
+func (c *conn) sniff(buf []byte) bool {
+	n := min(len(buf), len(h2Preface))
+	if bytes.Equal(buf[:n], h2Preface[:n]) {
+		if n < len(h2Preface) {
+			return false
+		}
+		if c.eng.cfg.NewH2 == nil {
+			// h2c disabled: answer as HTTP/1.1 would answer "PRI * HTTP/2.0".
+			c.Write(http505)
+			c.wantClose = true
+			return true
+		}
+		c.proto = c.eng.cfg.NewH2(c)
+		return true
+	}
+	c.proto = c.eng.cfg.NewH1(c)
+	return true
+}
+
+var http505 = []byte("HTTP/1.1 505 HTTP Version Not Supported\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: 26\r\nConnection: close\r\n\r\nHTTP/2 is not enabled here")
+
+func (c *conn) drainProto() {
+	if d, ok := c.proto.(Drainer); ok {
+		d.Drain()
+		return
+	}
+	if c.proto == nil || !c.proto.Busy() {
+		c.wantClose = true
+	}
+}
+
+// updateDeadline publishes when the ticker should close this connection.
+func (c *conn) updateDeadline() {
+	now := c.eng.now.Load()
+	switch {
+	case c.proto != nil && c.proto.Busy():
+		c.partialSince = 0
+		c.deadline.Store(0)
+	case c.gc.InboundBuffered() > 0:
+		if c.partialSince == 0 {
+			c.partialSince = now
+		}
+		c.deadline.Store(c.partialSince + int64(c.eng.cfg.ReadHeaderTimeout))
+	default:
+		c.partialSince = 0
+		c.deadline.Store(now + int64(c.eng.cfg.IdleTimeout))
+	}
+}

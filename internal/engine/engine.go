@@ -1,0 +1,240 @@
+// Package engine is the only importer of gnet. It runs the event loops, keeps each
+// connection's state in gnet's Conn.Context(), sniffs the protocol of a new connection
+// (the HTTP/2 client preface selects h2, anything else h1), and flushes each
+// connection's output batch once per loop iteration.
+//
+// Life of a read (all on the connection's event loop):
+//
+//	gnet OnTraffic(c)
+//	  -> conn.onTraffic: OnWake first when a handler goroutine asked for it, then
+//	     Peek(-1) of everything buffered -> Proto.OnData(bytes) -> Discard(consumed)
+//	  -> one gnet Write of the output batch the protocol appended to
+//	  -> Close when the protocol returned an error (gnet flushes before closing)
+//
+// Bytes the protocol did not consume stay in gnet's inbound buffer and are presented
+// again, followed by new bytes, on the next call. Nothing keeps a view into gnet's
+// buffer after OnTraffic returns: protocols copy what they keep.
+//
+// Timeouts: each connection publishes an atomic deadline after every callback (read
+// header timeout while a partial request is buffered, idle timeout when nothing is
+// in progress, none while a handler runs). A ticker goroutine closes connections
+// whose deadline passed, through gnet's thread-safe Close.
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/panjf2000/gnet/v2"
+	"github.com/panjf2000/gnet/v2/pkg/logging"
+	"golang.org/x/sys/unix"
+
+	"github.com/celeris-dev/celeris/internal/httpmsg"
+)
+
+// Config configures an Engine.
+type Config struct {
+	Addr              string // host:port
+	EventLoops        int    // 0: runtime.NumCPU()
+	ReusePort         bool
+	ReadHeaderTimeout time.Duration // default 10 s
+	IdleTimeout       time.Duration // default 60 s
+	Logger            *slog.Logger
+
+	// NewH1 and NewH2 build the protocol state machine of a new connection.
+	// NewH2 may be nil (h2c disabled): the preface then gets an error and close.
+	NewH1 func(c httpmsg.Conn) httpmsg.Proto
+	NewH2 func(c httpmsg.Conn) httpmsg.Proto
+	// Upgrade builds the h2 protocol for an h1 connection that asked for h2c
+	// (nil: h2c disabled; h1 never asks then).
+	Upgrade func(c httpmsg.Conn, req *httpmsg.Request, settings []byte) (httpmsg.Proto, error)
+}
+
+// Engine serves connections with gnet.
+type Engine struct {
+	gnet.BuiltinEventEngine
+	cfg  Config
+	eng  gnet.Engine
+	addr atomic.Pointer[net.TCPAddr]
+
+	booted   chan struct{}
+	bootErr  error
+	stopped  chan struct{}
+	draining atomic.Bool
+
+	now atomic.Int64 // coarse clock, unix nanoseconds, refreshed by the ticker
+
+	mu    sync.Mutex
+	conns map[*conn]struct{} // every open connection, for the ticker and shutdown
+}
+
+// New returns an engine; Run starts it.
+func New(cfg Config) *Engine {
+	if cfg.EventLoops <= 0 {
+		cfg.EventLoops = runtime.NumCPU()
+	}
+	if cfg.ReadHeaderTimeout <= 0 {
+		cfg.ReadHeaderTimeout = 10 * time.Second
+	}
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = 60 * time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	e := &Engine{cfg: cfg, booted: make(chan struct{}), stopped: make(chan struct{}), conns: make(map[*conn]struct{})}
+	e.now.Store(time.Now().UnixNano())
+	return e
+}
+
+// Run serves until Stop. It returns once the engine has stopped.
+func (e *Engine) Run() error {
+	defer close(e.stopped)
+	err := gnet.Run(e, "tcp://"+e.cfg.Addr,
+		gnet.WithNumEventLoop(e.cfg.EventLoops),
+		gnet.WithReusePort(e.cfg.ReusePort),
+		gnet.WithTCPNoDelay(gnet.TCPNoDelay),
+		gnet.WithTicker(true),
+		gnet.WithReadBufferCap(64<<10),
+		gnet.WithLogLevel(logging.ErrorLevel), // gnet's own logging: errors only
+	)
+	select {
+	case <-e.booted:
+	default:
+		e.bootErr = err
+		close(e.booted)
+	}
+	return err
+}
+
+// WaitReady blocks until the listener is bound (or Run failed) and returns the
+// bound address.
+func (e *Engine) WaitReady() (net.Addr, error) {
+	<-e.booted
+	if e.bootErr != nil {
+		return nil, e.bootErr
+	}
+	return e.addr.Load(), nil
+}
+
+// Addr is the bound address, nil before the engine is ready.
+func (e *Engine) Addr() net.Addr {
+	if a := e.addr.Load(); a != nil {
+		return a
+	}
+	return nil
+}
+
+// OnBoot records the bound address (port 0 picks a free one).
+func (e *Engine) OnBoot(eng gnet.Engine) gnet.Action {
+	e.eng = eng
+	if fd, err := eng.Dup(); err == nil {
+		if sa, err := unix.Getsockname(fd); err == nil {
+			switch a := sa.(type) {
+			case *unix.SockaddrInet4:
+				e.addr.Store(&net.TCPAddr{IP: net.IP(a.Addr[:]).To16(), Port: a.Port})
+			case *unix.SockaddrInet6:
+				e.addr.Store(&net.TCPAddr{IP: net.IP(a.Addr[:]), Port: a.Port})
+			}
+		}
+		_ = unix.Close(fd)
+	}
+	close(e.booted)
+	return gnet.None
+}
+
+// OnOpen attaches the per-connection state.
+func (e *Engine) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
+	if e.draining.Load() {
+		return nil, gnet.Close
+	}
+	c := &conn{gc: gc, eng: e, remote: gc.RemoteAddr()}
+	c.deadline.Store(e.now.Load() + int64(e.cfg.ReadHeaderTimeout))
+	gc.SetContext(c)
+	e.mu.Lock()
+	e.conns[c] = struct{}{}
+	e.mu.Unlock()
+	return nil, gnet.None
+}
+
+// OnClose releases the connection's protocol state.
+func (e *Engine) OnClose(gc gnet.Conn, err error) gnet.Action {
+	c, _ := gc.Context().(*conn)
+	if c == nil {
+		return gnet.None
+	}
+	c.closed.Store(true)
+	if c.proto != nil {
+		c.proto.OnClose(err)
+	}
+	e.mu.Lock()
+	delete(e.conns, c)
+	e.mu.Unlock()
+	return gnet.None
+}
+
+// OnTraffic runs the connection's protocol over what arrived.
+func (e *Engine) OnTraffic(gc gnet.Conn) gnet.Action {
+	c := gc.Context().(*conn)
+	return c.onTraffic()
+}
+
+// OnTick refreshes the coarse clock and closes connections past their deadline.
+func (e *Engine) OnTick() (time.Duration, gnet.Action) {
+	now := time.Now().UnixNano()
+	e.now.Store(now)
+	e.mu.Lock()
+	for c := range e.conns {
+		if d := c.deadline.Load(); d != 0 && now > d {
+			c.deadline.Store(0)
+			_ = c.gc.Close()
+		}
+	}
+	e.mu.Unlock()
+	return 250 * time.Millisecond, gnet.None
+}
+
+// Stop stops the engine: the listener and every connection close.
+func (e *Engine) Stop(ctx context.Context) error {
+	select {
+	case <-e.booted:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if e.bootErr != nil {
+		return e.bootErr
+	}
+	err := e.eng.Stop(ctx)
+	select {
+	case <-e.stopped:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if err != nil && !errors.Is(err, context.Canceled) {
+		return fmt.Errorf("engine: stop: %w", err)
+	}
+	return nil
+}
+
+// Drain makes the engine refuse new connections, asks every connection's protocol
+// to finish (h2 GOAWAY; h1 closes when idle) and returns the number of connections
+// still open.
+func (e *Engine) Drain() int {
+	e.draining.Store(true)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for c := range e.conns {
+		c.requestDrain()
+	}
+	return len(e.conns)
+}
+
+// ErrClosed is returned to handler goroutines that touch a closed connection.
+var ErrClosed = errors.New("engine: connection closed")

@@ -1,0 +1,223 @@
+package h1
+
+import (
+	"errors"
+
+	"github.com/celeris-dev/celeris/internal/bytesconv"
+	"github.com/celeris-dev/celeris/internal/httpmsg"
+)
+
+// Errors returned to handlers by the ResponseWriter.
+var (
+	ErrAnswered   = errors.New("h1: response already written")
+	ErrNotStarted = errors.New("h1: streamed response not started")
+)
+
+// exchange is one request and its response. It owns a copy of the request head
+// (raw) and body, so the request stays valid on a worker after the loop returns;
+// every string in msg points into raw, body or trail and is valid until the
+// exchange is recycled, right after Serve returns.
+type exchange struct {
+	conn  *Conn
+	msg   httpmsg.Request
+	raw   []byte // copy of the request head
+	body  []byte // request body
+	trail []byte // trailer bytes of a chunked body
+	hdr   [inlineFields]httpmsg.Field
+
+	chunked   bool
+	keepAlive bool
+	http10    bool
+	isHead    bool
+
+	out       *[]byte // where response bytes go: the loop's inline buffer or the worker's
+	answered  bool    // a response (complete or streamed) was started
+	streaming bool    // WriteHeader was called
+	ended     bool    // the streamed response was ended
+	buffered  []byte  // HTTP/1.0 streamed body, sent with a length at End
+	status    int
+	savedHdr  []httpmsg.Field // HTTP/1.0 streamed response header
+	savedRaw  []byte
+}
+
+// fill copies the head and points msg's strings into the copy.
+func (ex *exchange) fill(head []byte, r *Request) {
+	ex.raw = append(ex.raw[:0], head...)
+	r.Rebase(head, ex.raw)
+	m := &ex.msg
+	m.Method = bytesconv.B2S(r.Method)
+	m.Path = bytesconv.B2S(r.Path)
+	m.RawQuery = bytesconv.B2S(r.Query)
+	m.RequestURI = bytesconv.B2S(r.URI)
+	if r.Minor == 0 {
+		m.Proto, m.ProtoMinor = "HTTP/1.0", 0
+	} else {
+		m.Proto, m.ProtoMinor = "HTTP/1.1", 1
+	}
+	m.ProtoMajor = 1
+	m.Host = bytesconv.B2S(r.Host)
+	m.Scheme = "http"
+	if m.Header == nil {
+		m.Header = ex.hdr[:0]
+	}
+	for _, f := range r.Headers {
+		m.Header = append(m.Header, httpmsg.Field{Name: bytesconv.B2S(f.Name), Value: bytesconv.B2S(f.Value)})
+	}
+	m.ContentLength = r.ContentLength
+	if r.ContentLength < 0 && !r.Chunked {
+		m.ContentLength = 0
+	}
+	if r.Chunked {
+		m.ContentLength = -1
+	}
+	m.RemoteAddr = ex.conn.c.RemoteAddr()
+	m.Close = !r.KeepAlive
+	ex.chunked = r.Chunked
+	ex.keepAlive = r.KeepAlive
+	ex.http10 = r.Minor == 0
+	ex.isHead = m.Method == "HEAD"
+}
+
+// reset clears ex for reuse, keeping buffers of a reasonable size.
+func (ex *exchange) reset() {
+	hdr := ex.msg.Header[:0]
+	if cap(hdr) > 4*inlineFields {
+		hdr = ex.hdr[:0]
+	}
+	clear(ex.msg.Header[:cap(ex.msg.Header)][:len(ex.msg.Header)])
+	tr := ex.msg.Trailer[:0]
+	ex.msg = httpmsg.Request{Header: hdr, Trailer: tr}
+	ex.raw = shrink(ex.raw, 16<<10)
+	ex.body = shrink(ex.body, 64<<10)
+	ex.trail = shrink(ex.trail, 4<<10)
+	ex.buffered = shrink(ex.buffered, 64<<10)
+	ex.savedHdr = ex.savedHdr[:0]
+	ex.savedRaw = ex.savedRaw[:0]
+	ex.out = nil
+	ex.chunked, ex.keepAlive, ex.http10, ex.isHead = false, false, false, false
+	ex.answered, ex.streaming, ex.ended = false, false, false
+	ex.status = 0
+}
+
+func shrink(b []byte, max int) []byte {
+	if cap(b) > max {
+		return nil
+	}
+	return b[:0]
+}
+
+func (ex *exchange) draining() bool { return ex.conn.draining.Load() }
+
+// serve runs the handler and makes sure the request got a complete answer.
+func (ex *exchange) serve(h httpmsg.Handler) {
+	func() {
+		defer func() {
+			if p := recover(); p != nil {
+				// The framework recovers handler panics itself; this guards the
+				// connection against one that escaped.
+				ex.keepAlive = false
+				if !ex.answered {
+					_ = ex.WriteResponse(500, nil, []byte("Internal Server Error"))
+				}
+			}
+		}()
+		h.Serve(&ex.msg, ex)
+	}()
+	switch {
+	case !ex.answered:
+		_ = ex.WriteResponse(500, nil, []byte("Internal Server Error"))
+	case ex.streaming && !ex.ended:
+		_ = ex.End(nil)
+	}
+}
+
+// WriteResponse appends a complete response.
+func (ex *exchange) WriteResponse(status int, header []httpmsg.Field, body []byte) error {
+	if ex.answered {
+		return ErrAnswered
+	}
+	ex.answered = true
+	if ex.draining() {
+		ex.keepAlive = false
+	}
+	dst := AppendHead(*ex.out, status, header, int64(len(body)), !ex.keepAlive, ex.http10 && ex.keepAlive)
+	if !ex.isHead && bodyAllowed(status) {
+		dst = append(dst, body...)
+	}
+	*ex.out = dst
+	return nil
+}
+
+// bodyAllowed: RFC 9110 §15.2, §15.3.5, §15.4.5: 1xx, 204 and 304 have no content.
+func bodyAllowed(status int) bool {
+	return status >= 200 && status != 204 && status != 304
+}
+
+// WriteHeader starts a streamed response: chunked on HTTP/1.1; on HTTP/1.0, which
+// has no chunked coding, the body is collected and sent with a length at End.
+func (ex *exchange) WriteHeader(status int, header []httpmsg.Field) error {
+	if ex.answered {
+		return ErrAnswered
+	}
+	ex.answered, ex.streaming = true, true
+	if ex.draining() {
+		ex.keepAlive = false
+	}
+	if ex.http10 || !bodyAllowed(status) || ex.isHead {
+		ex.status = status
+		for _, f := range header {
+			start := len(ex.savedRaw)
+			ex.savedRaw = append(ex.savedRaw, f.Name...)
+			mid := len(ex.savedRaw)
+			ex.savedRaw = append(ex.savedRaw, f.Value...)
+			ex.savedHdr = append(ex.savedHdr, httpmsg.Field{
+				Name:  bytesconv.B2S(ex.savedRaw[start:mid]),
+				Value: bytesconv.B2S(ex.savedRaw[mid:]),
+			})
+		}
+		return nil
+	}
+	*ex.out = AppendHead(*ex.out, status, header, -1, !ex.keepAlive, false)
+	return nil
+}
+
+func (ex *exchange) collecting() bool { return ex.status != 0 }
+
+// Write appends a chunk of a streamed response.
+func (ex *exchange) Write(p []byte) (int, error) {
+	if !ex.streaming || ex.ended {
+		return 0, ErrNotStarted
+	}
+	if ex.collecting() {
+		ex.buffered = append(ex.buffered, p...)
+		return len(p), nil
+	}
+	*ex.out = AppendChunk(*ex.out, p)
+	return len(p), nil
+}
+
+// Flush sends what was written so far. On the loop (inline) the bytes leave when
+// the callback returns; on a worker they are handed to the loop now.
+func (ex *exchange) Flush() error {
+	if !ex.streaming || ex.ended {
+		return ErrNotStarted
+	}
+	if ex.out != &ex.conn.inline && !ex.collecting() {
+		ex.conn.handOff(ex.out, false)
+	}
+	return nil
+}
+
+// End finishes a streamed response.
+func (ex *exchange) End(trailer []httpmsg.Field) error {
+	if !ex.streaming || ex.ended {
+		return ErrNotStarted
+	}
+	ex.ended = true
+	if ex.collecting() {
+		ex.answered = false
+		return ex.WriteResponse(ex.status, ex.savedHdr, ex.buffered)
+	}
+	*ex.out = AppendLastChunk(*ex.out, trailer)
+	return nil
+}

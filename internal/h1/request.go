@@ -1,0 +1,74 @@
+package h1
+
+// Field is one header field as received. Name and Value alias the buffer given to
+// ParseHead (see Request's lifetime note).
+type Field struct {
+	Name  []byte
+	Value []byte
+}
+
+// inlineFields is how many header fields a Request stores without allocating.
+const inlineFields = 32
+
+// Request is one parsed HTTP/1.x request head.
+//
+// Lifetime: every []byte in a Request aliases the buffer passed to ParseHead and is
+// valid only while that buffer is. Rebase moves the views onto a copy of the buffer.
+type Request struct {
+	Method []byte // request method token
+	URI    []byte // request-target as received
+	Path   []byte // URI up to '?' (or the whole origin-form target)
+	Query  []byte // after '?', without it; nil when absent
+	Major  uint8  // always 1
+	Minor  uint8  // 0 or 1
+
+	Host    []byte  // the Host field value (RFC 9112 §3.2); nil when absent (HTTP/1.0)
+	Headers []Field // every field in arrival order, including Host, Content-Length, ...
+
+	// ContentLength is the Content-Length value, or -1 when absent.
+	ContentLength int64
+	// Chunked is true for Transfer-Encoding: chunked.
+	Chunked bool
+	// KeepAlive: HTTP/1.1 unless "Connection: close"; HTTP/1.0 only with
+	// "Connection: keep-alive".
+	KeepAlive bool
+	// Expect100 is true for "Expect: 100-continue" (case-insensitive).
+	Expect100 bool
+	// UpgradeH2C is true when the request asks to upgrade to h2c (Upgrade header
+	// containing the token "h2c", a Connection header listing both "Upgrade" and
+	// "HTTP2-Settings", and exactly one HTTP2-Settings field). HTTP2Settings is that
+	// field's value (base64url, not decoded).
+	UpgradeH2C    bool
+	HTTP2Settings []byte
+
+	// HeadLen is the length of the request line and header section including the
+	// final CRLF CRLF: the n returned by ParseHead.
+	HeadLen int
+
+	inline [inlineFields]Field
+}
+
+// Limits bound what ParseHead accepts. Zero values mean the defaults below.
+type Limits struct {
+	MaxURILength   int   // default 8 KiB -> 414 when exceeded
+	MaxHeaderBytes int   // request line + header section, default 64 KiB -> 431
+	MaxHeaderCount int   // default 256 -> 431
+	MaxBodySize    int64 // default 4 MiB: Content-Length above it -> 413 from ParseHead
+}
+
+// Default limits.
+const (
+	DefaultMaxURILength   = 8 << 10
+	DefaultMaxHeaderBytes = 64 << 10
+	DefaultMaxHeaderCount = 256
+	DefaultMaxBodySize    = 4 << 20
+)
+
+// Error is a request the server must refuse. Status is the response status code
+// (400, 413, 414, 417, 431, 501, 505); after answering, the connection is closed.
+type Error struct {
+	Status int
+	Reason string // short, for logs and the response body; never echoes input
+}
+
+func (e *Error) Error() string { return e.Reason }

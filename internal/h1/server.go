@@ -1,0 +1,376 @@
+package h1
+
+import (
+	"encoding/base64"
+	"errors"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+
+	"github.com/celeris-dev/celeris/internal/bytesconv"
+	"github.com/celeris-dev/celeris/internal/httpmsg"
+	"github.com/celeris-dev/celeris/internal/work"
+)
+
+// ServerConfig is shared by every HTTP/1.x connection of a server.
+type ServerConfig struct {
+	Limits    Limits
+	Handler   httpmsg.Handler
+	Pool      *work.Pool
+	Logger    *slog.Logger
+	EnableH2C bool // honour "Upgrade: h2c" (RFC 7540 §3.2)
+	// MaxBatch bounds how many pipelined requests one worker hand-off carries.
+	MaxBatch int
+}
+
+// errCloseAfterFlush closes a connection once its output batch is written.
+var errCloseAfterFlush = errors.New("h1: close after response")
+
+// Conn is the server side of one HTTP/1.x connection (httpmsg.Proto).
+//
+// Ownership: every field not marked otherwise is owned by the event loop. While busy
+// is true a worker goroutine owns batch and the exchanges in it; it hands the bytes
+// it produced back through the mu-guarded fields and a wake-up, and the loop takes
+// batch back when done is set.
+type Conn struct {
+	c   httpmsg.Conn
+	cfg *ServerConfig
+	lim Limits
+
+	parse Request        // scratch for the head being parsed
+	cur   *exchange      // request whose body is being read
+	chunk ChunkedDecoder // decoder of cur's chunked body
+
+	batch    []*exchange // complete requests waiting for (or held by) a worker
+	busy     bool        // a worker holds batch
+	task     batchTask
+	inline   []byte // response bytes of inline handlers
+	free     []*exchange
+	closing  bool // a response carried Connection: close; read nothing more
+	draining atomic.Bool
+
+	upReq      *httpmsg.Request
+	upSettings []byte
+
+	// Handed over by the worker; guarded by mu.
+	mu    sync.Mutex
+	ready []byte // response bytes to write, in order
+	done  bool   // the worker finished the batch
+	spare []byte // the loop's previous ready buffer, for reuse
+}
+
+// NewConn returns the protocol state of a new HTTP/1.x connection.
+func NewConn(c httpmsg.Conn, cfg *ServerConfig) *Conn {
+	cn := &Conn{c: c, cfg: cfg, lim: cfg.Limits}
+	cn.task.conn = cn
+	return cn
+}
+
+// Busy reports whether a worker is serving requests of this connection.
+func (cn *Conn) Busy() bool { return cn.busy }
+
+// Drain makes the connection close after the responses in progress (graceful
+// shutdown); an idle connection closes now.
+func (cn *Conn) Drain() {
+	cn.draining.Store(true)
+	if !cn.busy && cn.cur == nil {
+		cn.closing = true
+		cn.c.Close()
+	}
+}
+
+// TakeUpgrade returns the request that asked for h2c and its decoded settings.
+func (cn *Conn) TakeUpgrade() (*httpmsg.Request, []byte) {
+	r, s := cn.upReq, cn.upSettings
+	cn.upReq, cn.upSettings = nil, nil
+	return r, s
+}
+
+// OnClose releases the connection's buffers.
+func (cn *Conn) OnClose(error) {
+	if !cn.busy {
+		cn.release()
+	}
+}
+
+// OnData parses and serves every complete request in in (pipelining), in order.
+func (cn *Conn) OnData(in []byte) (int, error) {
+	if cn.busy || cn.closing {
+		return 0, nil
+	}
+	consumed := 0
+	for consumed < len(in) && !cn.closing {
+		if cn.cur != nil {
+			n, complete, err := cn.readBody(in[consumed:])
+			consumed += n
+			if err != nil {
+				return consumed, cn.fail(err)
+			}
+			if !complete {
+				break
+			}
+			ex := cn.cur
+			cn.cur = nil
+			cn.enqueue(ex)
+			continue
+		}
+		n, err := ParseHead(in[consumed:], &cn.parse, &cn.lim)
+		if err == ErrNeedMore {
+			break
+		}
+		if err != nil {
+			if len(cn.batch) > 0 {
+				break // answer the earlier requests first; the error comes after them
+			}
+			return consumed, cn.fail(err)
+		}
+		r := &cn.parse
+		hasBody := r.Chunked || r.ContentLength > 0
+		if r.Expect100 && hasBody && len(cn.batch) > 0 {
+			break // the interim 100 must not overtake earlier responses
+		}
+		if r.UpgradeH2C && cn.cfg.EnableH2C && !hasBody && len(cn.batch) == 0 {
+			return consumed + n, cn.upgrade(in[consumed:consumed+n], r)
+		}
+		ex := cn.newExchange(in[consumed:consumed+n], r)
+		consumed += n
+		if !ex.keepAlive {
+			cn.closing = true
+		}
+		if hasBody {
+			if r.Expect100 {
+				// RFC 9110 §10.1.1: the client waits for 100 before sending the body.
+				cn.c.Write(Continue100)
+			}
+			cn.cur = ex
+			cn.chunk.Reset()
+			continue
+		}
+		cn.enqueue(ex)
+	}
+	if len(cn.batch) > 0 && !cn.busy {
+		cn.submit()
+	}
+	return consumed, nil
+}
+
+// fail answers a refused request and closes the connection.
+func (cn *Conn) fail(err error) error {
+	var e *Error
+	if !errors.As(err, &e) {
+		e = &Error{Status: 400, Reason: "bad request"}
+	}
+	cn.c.Write(AppendError(nil, e))
+	cn.closing = true
+	return err
+}
+
+// readBody moves body bytes of cur out of in. It reports whether the body is complete.
+func (cn *Conn) readBody(in []byte) (n int, complete bool, err error) {
+	ex := cn.cur
+	if !ex.chunked {
+		need := int(ex.msg.ContentLength) - len(ex.body)
+		n = min(need, len(in))
+		ex.body = append(ex.body, in[:n]...)
+		return n, len(ex.body) == int(ex.msg.ContentLength), nil
+	}
+	max := cn.lim.MaxBodySize
+	if max <= 0 {
+		max = DefaultMaxBodySize
+	}
+	n, ex.body, complete, err = cn.chunk.Decode(in, ex.body, max)
+	if complete {
+		for _, f := range cn.chunk.Trailers() {
+			start := len(ex.trail)
+			ex.trail = append(ex.trail, f.Name...)
+			mid := len(ex.trail)
+			ex.trail = append(ex.trail, f.Value...)
+			ex.msg.Trailer = append(ex.msg.Trailer, httpmsg.Field{
+				Name:  bytesconv.B2S(ex.trail[start:mid]),
+				Value: bytesconv.B2S(ex.trail[mid:]),
+			})
+		}
+	}
+	return n, complete, err
+}
+
+// enqueue routes a complete request and runs it inline or adds it to the batch.
+func (cn *Conn) enqueue(ex *exchange) {
+	ex.msg.Body = ex.body
+	if len(ex.body) > 0 || ex.chunked {
+		ex.msg.ContentLength = int64(len(ex.body))
+	}
+	if ex.draining() {
+		ex.keepAlive = false
+	}
+	inline := cn.cfg.Handler.Prepare(&ex.msg)
+	if inline && len(cn.batch) == 0 && !cn.busy {
+		ex.out = &cn.inline
+		ex.serve(cn.cfg.Handler)
+		cn.c.Write(cn.inline)
+		cn.inline = cn.inline[:0]
+		if !ex.keepAlive {
+			cn.closing = true
+			cn.c.Close()
+		}
+		cn.put(ex)
+		return
+	}
+	cn.batch = append(cn.batch, ex)
+	max := cn.cfg.MaxBatch
+	if max <= 0 {
+		max = 16
+	}
+	if len(cn.batch) >= max && !cn.busy {
+		cn.submit()
+	}
+}
+
+// submit hands the batch to a worker.
+func (cn *Conn) submit() {
+	cn.busy = true
+	if cn.cfg.Pool == nil || !cn.cfg.Pool.Submit(&cn.task) {
+		// No worker available: refuse rather than block the loop.
+		for _, ex := range cn.batch {
+			ex.out = &cn.inline
+			ex.keepAlive = false
+			_ = ex.WriteResponse(503, nil, []byte("server busy"))
+		}
+		cn.c.Write(cn.inline)
+		cn.inline = cn.inline[:0]
+		cn.finishBatch()
+		cn.closing = true
+		cn.c.Close()
+	}
+}
+
+// OnWake writes what the worker handed back and, when it finished, takes the
+// connection back so that OnData can parse pipelined requests that waited.
+func (cn *Conn) OnWake() error {
+	cn.mu.Lock()
+	ready, done := cn.ready, cn.done
+	cn.ready, cn.done = cn.spare[:0], false
+	cn.mu.Unlock()
+	if len(ready) > 0 {
+		cn.c.Write(ready)
+	}
+	cn.mu.Lock()
+	if cap(ready) <= 1<<20 {
+		cn.spare = ready[:0]
+	} else {
+		cn.spare = nil
+	}
+	cn.mu.Unlock()
+	if !done {
+		return nil
+	}
+	closeNow := cn.finishBatch()
+	if closeNow || (cn.draining.Load() && cn.cur == nil) {
+		cn.closing = true
+		return errCloseAfterFlush
+	}
+	return nil
+}
+
+// finishBatch recycles the finished batch; it reports whether a response closed
+// the connection.
+func (cn *Conn) finishBatch() (closeConn bool) {
+	for i, ex := range cn.batch {
+		if !ex.keepAlive {
+			closeConn = true
+		}
+		cn.put(ex)
+		cn.batch[i] = nil
+	}
+	cn.batch = cn.batch[:0]
+	cn.busy = false
+	return closeConn
+}
+
+// handOff moves bytes produced on a worker to the loop. done marks the batch finished.
+func (cn *Conn) handOff(b *[]byte, done bool) {
+	cn.mu.Lock()
+	if len(cn.ready) == 0 {
+		cn.ready, *b = *b, cn.ready[:0]
+	} else {
+		cn.ready = append(cn.ready, *b...)
+		*b = (*b)[:0]
+	}
+	if done {
+		cn.done = true
+	}
+	cn.mu.Unlock()
+	cn.c.Wake()
+}
+
+// upgrade answers 101 and prepares the h2c hand-over (RFC 7540 §3.2).
+func (cn *Conn) upgrade(head []byte, r *Request) error {
+	settings, err := base64.RawURLEncoding.DecodeString(trimPadding(bytesconv.B2S(r.HTTP2Settings)))
+	if err != nil {
+		return cn.fail(&Error{Status: 400, Reason: "invalid HTTP2-Settings"})
+	}
+	ex := &exchange{conn: cn}
+	ex.fill(head, r)
+	cn.upReq, cn.upSettings = &ex.msg, settings
+	cn.c.Write(switching101)
+	return httpmsg.ErrUpgrade
+}
+
+func trimPadding(s string) string {
+	for len(s) > 0 && s[len(s)-1] == '=' {
+		s = s[:len(s)-1]
+	}
+	return s
+}
+
+var switching101 = []byte("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n")
+
+// newExchange takes an exchange from the free list and fills it from the parsed head.
+func (cn *Conn) newExchange(head []byte, r *Request) *exchange {
+	var ex *exchange
+	if n := len(cn.free); n > 0 {
+		ex = cn.free[n-1]
+		cn.free = cn.free[:n-1]
+	} else {
+		ex = &exchange{conn: cn}
+	}
+	ex.fill(head, r)
+	return ex
+}
+
+// put returns ex to the free list (bounded), dropping large buffers.
+func (cn *Conn) put(ex *exchange) {
+	ex.reset()
+	if len(cn.free) < 8 {
+		cn.free = append(cn.free, ex)
+	}
+}
+
+func (cn *Conn) release() {
+	cn.free = nil
+	cn.batch = nil
+	cn.cur = nil
+	cn.inline = nil
+}
+
+// batchTask runs a connection's batch on a worker, in order.
+type batchTask struct {
+	conn *Conn
+	buf  []byte // owned by the worker while it runs
+}
+
+// Run serves each exchange of the batch and hands the bytes back once.
+func (t *batchTask) Run() {
+	cn := t.conn
+	for _, ex := range cn.batch {
+		ex.out = &t.buf
+		ex.serve(cn.cfg.Handler)
+		if !ex.keepAlive {
+			break
+		}
+	}
+	cn.handOff(&t.buf, true)
+	if cap(t.buf) > 1<<20 {
+		t.buf = nil
+	}
+}

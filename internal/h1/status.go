@@ -1,0 +1,64 @@
+package h1
+
+import (
+	"net/http"
+
+	"github.com/celeris-dev/celeris/internal/bytesconv"
+)
+
+// Status lines "HTTP/1.1 <code> <reason>\r\n" for codes 100-599 are encoded once, at
+// init, into one array; statusLine[code] views it. Reasons are net/http's (the IANA
+// registry); a code without one gets "Unknown".
+var (
+	statusLine   [600][]byte
+	statusReason [600]string
+)
+
+func init() {
+	buf := make([]byte, 0, 500*32)
+	var start [600]int
+	for code := 100; code < 600; code++ {
+		text := http.StatusText(code)
+		if text == "" {
+			text = "Unknown"
+		}
+		statusReason[code] = text
+		start[code] = len(buf)
+		buf = append(buf, "HTTP/1.1 "...)
+		buf = bytesconv.AppendUint(buf, uint64(code))
+		buf = append(buf, ' ')
+		buf = append(buf, text...)
+		buf = append(buf, "\r\n"...)
+	}
+	for code := 100; code < 600; code++ {
+		end := len(buf)
+		if code < 599 {
+			end = start[code+1]
+		}
+		statusLine[code] = buf[start[code]:end:end]
+	}
+}
+
+// StatusText returns the reason phrase of code, "Unknown" when it has none.
+func StatusText(code int) string {
+	if code >= 100 && code < 600 {
+		return statusReason[code]
+	}
+	return "Unknown"
+}
+
+// AppendStatusLine appends "HTTP/1.1 <code> <reason>\r\n" (RFC 9112 §4). Codes
+// 600-999 are written with the reason "Unknown". A status code has three digits (RFC
+// 9110 §15); any other value is a programmer error that would corrupt the stream, so
+// it is written as 500 rather than panic on the event loop.
+func AppendStatusLine(dst []byte, status int) []byte {
+	if status >= 100 && status < 600 {
+		return append(dst, statusLine[status]...)
+	}
+	if status < 100 || status > 999 {
+		return append(dst, statusLine[500]...)
+	}
+	dst = append(dst, "HTTP/1.1 "...)
+	dst = bytesconv.AppendUint(dst, uint64(status))
+	return append(dst, " Unknown\r\n"...)
+}

@@ -1,0 +1,165 @@
+package h1
+
+import (
+	"github.com/celeris-dev/celeris/internal/bytesconv"
+	"github.com/celeris-dev/celeris/internal/httpmsg"
+)
+
+// Continue100 is the interim response "HTTP/1.1 100 Continue" with its empty line
+// (RFC 9110 §15.2.1). It is shared: never modify it.
+var Continue100 = []byte("HTTP/1.1 100 Continue\r\n\r\n")
+
+// AppendHead appends the status line and header section of an HTTP/1.1 response
+// (RFC 9112 §4-§6) to dst and returns the extended slice. It allocates nothing when
+// dst has room.
+//
+// The section holds, in order: Date (always, RFC 9110 §6.6.1); the caller's fields;
+// the framing field; the Connection field; the empty line. The writer owns Date,
+// Content-Length, Transfer-Encoding and Connection: caller fields with those names
+// are dropped, except Connection on a 1xx response (a 101 needs "Connection:
+// Upgrade"). A caller field whose name is not a token or whose value holds CR, LF or
+// NUL is dropped too: that is response splitting (CWE-113), where a value smuggles
+// its own fields or a second response.
+//
+// Framing: a 1xx, 204 or 304 response gets no framing field (RFC 9110 §8.6, RFC 9112
+// §6.1: never Content-Length or Transfer-Encoding on 1xx/204; a 304's Content-Length
+// would describe the selected representation, which we do not know). Otherwise
+// bodyLen >= 0 writes "Content-Length: bodyLen" and bodyLen < 0 writes
+// "Transfer-Encoding: chunked": the body follows as AppendChunk calls ended by
+// AppendLastChunk.
+//
+// close writes "Connection: close" (RFC 9112 §9.6); otherwise keepAlive10 writes
+// "Connection: keep-alive", which an HTTP/1.0 client that asked for a persistent
+// connection needs to see (RFC 9112 §9.3). Neither applies to a 1xx response, which
+// is not the end of the exchange.
+func AppendHead(dst []byte, status int, header []httpmsg.Field, bodyLen int64, close bool, keepAlive10 bool) []byte {
+	if status < 100 || status > 999 {
+		status = 500 // as AppendStatusLine writes it
+	}
+	dst = AppendStatusLine(dst, status)
+	dst = append(dst, "Date: "...)
+	dst = append(dst, bytesconv.Date()...)
+	dst = append(dst, "\r\n"...)
+	informational := status < 200
+	dst = appendFields(dst, header, informational)
+	switch {
+	case informational || status == 204 || status == 304:
+	case bodyLen >= 0:
+		dst = append(dst, "Content-Length: "...)
+		dst = bytesconv.AppendUint(dst, uint64(bodyLen))
+		dst = append(dst, "\r\n"...)
+	default:
+		dst = append(dst, "Transfer-Encoding: chunked\r\n"...)
+	}
+	switch {
+	case informational:
+	case close:
+		dst = append(dst, "Connection: close\r\n"...)
+	case keepAlive10:
+		dst = append(dst, "Connection: keep-alive\r\n"...)
+	}
+	return append(dst, "\r\n"...)
+}
+
+// appendFields appends the fields that are safe to write and not owned by the writer.
+func appendFields(dst []byte, fields []httpmsg.Field, allowConnection bool) []byte {
+	for i := range fields {
+		f := &fields[i]
+		if !validFieldName(f.Name) || !validFieldValue(f.Value) {
+			continue
+		}
+		switch len(f.Name) {
+		case 4:
+			if equalLowerString(f.Name, "date") {
+				continue
+			}
+		case 10:
+			if !allowConnection && equalLowerString(f.Name, "connection") {
+				continue
+			}
+		case 14:
+			if equalLowerString(f.Name, "content-length") {
+				continue
+			}
+		case 17:
+			if equalLowerString(f.Name, "transfer-encoding") {
+				continue
+			}
+		}
+		dst = append(dst, f.Name...)
+		dst = append(dst, ": "...)
+		dst = append(dst, f.Value...)
+		dst = append(dst, "\r\n"...)
+	}
+	return dst
+}
+
+// validFieldName reports whether s is a token (RFC 9110 §5.1).
+func validFieldName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if charClass[s[i]]&cTchar == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// validFieldValue reports whether s is free of CR, LF and NUL (RFC 9110 §5.5: "Field
+// values containing CR, LF, or NUL characters are invalid and dangerous").
+func validFieldValue(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\r', '\n', 0:
+			return false
+		}
+	}
+	return true
+}
+
+// equalLowerString is equalLower for a string.
+func equalLowerString(a, s string) bool {
+	return equalLower(bytesconv.S2B(a), s)
+}
+
+// AppendChunk appends p as one chunk: "<hex length>\r\n<p>\r\n" (RFC 9112 §7.1). An
+// empty p appends nothing, since a zero-length chunk would end the body.
+func AppendChunk(dst, p []byte) []byte {
+	if len(p) == 0 {
+		return dst
+	}
+	dst = bytesconv.AppendHex(dst, uint64(len(p)))
+	dst = append(dst, "\r\n"...)
+	dst = append(dst, p...)
+	return append(dst, "\r\n"...)
+}
+
+// AppendLastChunk appends the last chunk, the trailer fields and the final empty
+// line: "0\r\n<trailers>\r\n" (RFC 9112 §7.1.2). Trailers are sanitized as in
+// AppendHead, and the framing and connection fields are dropped (RFC 9110 §6.5.1:
+// they must not be sent as trailers).
+func AppendLastChunk(dst []byte, trailer []httpmsg.Field) []byte {
+	dst = append(dst, "0\r\n"...)
+	dst = appendFields(dst, trailer, false)
+	return append(dst, "\r\n"...)
+}
+
+// AppendError appends a complete response refusing a request for e: status line,
+// Date, "Content-Type: text/plain; charset=utf-8", Content-Length, "Connection:
+// close", and e.Reason as the body. The connection must be closed after it. A nil e
+// is answered as 500.
+func AppendError(dst []byte, e *Error) []byte {
+	status, reason := 500, "internal server error"
+	if e != nil {
+		status, reason = e.Status, e.Reason
+	}
+	dst = AppendStatusLine(dst, status)
+	dst = append(dst, "Date: "...)
+	dst = append(dst, bytesconv.Date()...)
+	dst = append(dst, "\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: "...)
+	dst = bytesconv.AppendUint(dst, uint64(len(reason)))
+	dst = append(dst, "\r\nConnection: close\r\n\r\n"...)
+	return append(dst, reason...)
+}

@@ -1,0 +1,89 @@
+package h2
+
+import (
+	"log/slog"
+
+	"github.com/celeris-dev/celeris/internal/h2/frame"
+)
+
+// Config holds the limits of one HTTP/2 connection. The zero value of every field
+// means its default.
+type Config struct {
+	// MaxConcurrentStreams is advertised in SETTINGS; a HEADERS frame opening a
+	// stream beyond it gets RST_STREAM REFUSED_STREAM (RFC 9113 §5.1.2). Default 250.
+	MaxConcurrentStreams uint32
+	// InitialWindowSize is the stream receive window advertised (SETTINGS), default
+	// 1 MiB. The connection receive window is twice that (at least 1 MiB), granted
+	// with a WINDOW_UPDATE right after the server preface.
+	InitialWindowSize uint32
+	// MaxFrameSize is the largest frame payload accepted (SETTINGS), default 16384.
+	MaxFrameSize uint32
+	// MaxHeaderListSize bounds the decoded header list (RFC 9113 §6.5.2 size: names,
+	// values and 32 bytes per field) and the raw header block bytes. Default 64 KiB.
+	MaxHeaderListSize uint32
+	// HeaderTableSize is our HPACK decoder's dynamic table size, default 4096.
+	HeaderTableSize uint32
+	// MaxRequestBodySize bounds one request body, default 4 MiB. A declared
+	// content-length above it, or a buffered (inline-route) body growing past it,
+	// is answered 413 without running the handler, followed by RST_STREAM NO_ERROR
+	// when the client was still sending. A streamed body (worker route) growing past
+	// it makes the body reader fail with ErrBodyTooLarge and the stream is reset
+	// with CANCEL (the handler may already have answered).
+	MaxRequestBodySize int64
+	// MaxHandlersPerConn bounds the handlers of one connection running on workers
+	// at once; further requests wait on the loop (they still count as open streams).
+	// Default MaxConcurrentStreams.
+	MaxHandlersPerConn int
+	// Logger receives cold-path events (connection errors). Nil means slog.Default().
+	Logger *slog.Logger
+}
+
+const (
+	defaultMaxConcurrentStreams = 250
+	defaultInitialWindowSize    = 1 << 20
+	defaultMaxHeaderListSize    = 64 << 10
+	defaultHeaderTableSize      = 4096
+	defaultMaxRequestBodySize   = 4 << 20
+)
+
+// withDefaults returns a copy of c (which may be nil) with defaults filled in and
+// values clamped to what RFC 9113 allows.
+func (c *Config) withDefaults() Config {
+	var r Config
+	if c != nil {
+		r = *c
+	}
+	if r.MaxConcurrentStreams == 0 {
+		r.MaxConcurrentStreams = defaultMaxConcurrentStreams
+	}
+	if r.InitialWindowSize == 0 {
+		r.InitialWindowSize = defaultInitialWindowSize
+	}
+	r.InitialWindowSize = min(r.InitialWindowSize, frame.MaxWindow)
+	if r.MaxFrameSize == 0 {
+		r.MaxFrameSize = frame.MinMaxFrameSize
+	}
+	r.MaxFrameSize = max(min(r.MaxFrameSize, frame.MaxMaxFrameSize), frame.MinMaxFrameSize)
+	if r.MaxHeaderListSize == 0 {
+		r.MaxHeaderListSize = defaultMaxHeaderListSize
+	}
+	if r.HeaderTableSize == 0 {
+		r.HeaderTableSize = defaultHeaderTableSize
+	}
+	if r.MaxRequestBodySize == 0 {
+		r.MaxRequestBodySize = defaultMaxRequestBodySize
+	}
+	if r.MaxHandlersPerConn <= 0 {
+		r.MaxHandlersPerConn = int(r.MaxConcurrentStreams)
+	}
+	if r.Logger == nil {
+		r.Logger = slog.Default()
+	}
+	return r
+}
+
+// connWindow is the connection receive window we grant: twice the stream window, so
+// one stalled stream cannot starve the others, and at least 1 MiB.
+func (c *Config) connWindow() int64 {
+	return min(max(2*int64(c.InitialWindowSize), 1<<20), frame.MaxWindow)
+}

@@ -1,0 +1,185 @@
+// Package httpmsg is the protocol-neutral request/response model that sits between
+// the protocol layers (internal/h1, internal/h2) and the framework (the root package).
+//
+// A protocol fills a Request from the bytes it parsed and hands it, together with a
+// ResponseWriter it implements, to a Handler. The framework never learns which protocol
+// carries the request.
+//
+// Life of a request across this seam:
+//
+//  1. On the event loop, the protocol parses a request head and fills *Request. Every
+//     string in it is owned by the request (copied out of the engine's read buffer, or a
+//     string produced by HPACK), so it stays valid after the loop returns.
+//  2. Still on the loop, the protocol calls Handler.Prepare, which routes the request and
+//     reports whether its handler may run inline on the loop.
+//  3. The protocol calls Handler.Serve, inline or on a pooled worker goroutine (see
+//     internal/work). Serve answers through the ResponseWriter exactly once (a complete
+//     response with WriteResponse, or a streamed one with WriteHeader/Write/Flush/End).
+//  4. The protocol turns the answer into bytes on the loop that owns the connection.
+//
+// Lifetimes: a Request and every string, slice and reader in it are valid until Serve
+// returns; after that the protocol recycles them. Keep a copy (strings.Clone) of anything
+// needed later.
+package httpmsg
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+)
+
+// ErrUpgrade is returned by Proto.OnData when the connection switches protocol
+// (HTTP/1.1 Upgrade: h2c). The engine then asks the protocol for the upgrade.
+var ErrUpgrade = errors.New("httpmsg: protocol upgrade")
+
+// Field is one header (or trailer) field. For HTTP/2 the name is lower case; for
+// HTTP/1.1 it is as received. Compare names case-insensitively.
+type Field struct {
+	Name  string
+	Value string
+}
+
+// Request is the protocol-neutral view of one request.
+// Every field is valid until Handler.Serve returns.
+type Request struct {
+	Method     string // request method token, e.g. "GET"
+	Path       string // path part of the request target, not decoded, no query
+	RawQuery   string // query string without '?', not decoded
+	RequestURI string // the request target as received (h1) or :path (h2)
+	Proto      string // "HTTP/1.0", "HTTP/1.1" or "HTTP/2.0"
+	ProtoMajor int
+	ProtoMinor int
+	Host       string // Host header (h1) or :authority (h2)
+	Scheme     string // "http" (h2 :scheme, or "http" for h1)
+
+	Header  []Field // regular header fields in arrival order
+	Trailer []Field // trailer fields, filled once the body has been read
+
+	// ContentLength is the declared body length, or -1 when unknown (chunked, or h2
+	// without content-length). 0 means no body.
+	ContentLength int64
+	// Body holds the complete request body when BodyReader is nil.
+	Body []byte
+	// BodyReader, when non-nil, streams the body as it arrives; Body is then nil.
+	BodyReader io.Reader
+
+	RemoteAddr net.Addr
+	StreamID   uint32 // HTTP/2 stream id; 0 for HTTP/1.x
+
+	// Close reports that the connection will be closed after this response
+	// (HTTP/1.x only: Connection: close, or HTTP/1.0 without keep-alive).
+	Close bool
+
+	// Ctx is cancelled when the client goes away or the server shuts down.
+	// It may be nil, meaning context.Background.
+	Ctx context.Context
+
+	// Route is opaque state the Handler stores in Prepare for Serve to use.
+	Route any
+}
+
+// Reset clears r for reuse, keeping the capacity of its slices.
+func (r *Request) Reset() {
+	h, t := r.Header[:0], r.Trailer[:0]
+	*r = Request{Header: h, Trailer: t}
+}
+
+// HeaderValue returns the value of the first field named name (case-insensitive).
+func (r *Request) HeaderValue(name string) (string, bool) {
+	for i := range r.Header {
+		if EqualFold(r.Header[i].Name, name) {
+			return r.Header[i].Value, true
+		}
+	}
+	return "", false
+}
+
+// ResponseWriter is the sink a protocol gives the framework for one request.
+//
+// A handler answers with exactly one of: WriteResponse (complete response), or
+// WriteHeader followed by any number of Write/Flush calls and then End (streamed
+// response). Header fields and byte slices passed in are borrowed only for the duration
+// of the call. The writer adds Date, Content-Length (or chunked framing) and
+// Connection fields itself; the caller must not pass them.
+type ResponseWriter interface {
+	// WriteResponse sends a complete response with the given body. A HEAD request, a
+	// 1xx, 204 or 304 status gets no body on the wire.
+	WriteResponse(status int, header []Field, body []byte) error
+	// WriteHeader starts a streamed response of unknown length.
+	WriteHeader(status int, header []Field) error
+	// Write queues body bytes of a streamed response. It may block when the client
+	// reads slower than the handler writes (backpressure); never on the event loop.
+	Write(p []byte) (int, error)
+	// Flush pushes what was written so far to the client.
+	Flush() error
+	// End finishes a streamed response, with optional trailers.
+	End(trailer []Field) error
+}
+
+// Handler is what the framework gives a protocol.
+type Handler interface {
+	// Prepare runs on the event loop once the request head is complete. It routes the
+	// request (it may store state in req.Route) and reports whether Serve may run
+	// inline on the loop. It must not block.
+	Prepare(req *Request) (inline bool)
+	// Serve runs the handler and answers through w. It runs on the loop when Prepare
+	// said inline, otherwise on a worker goroutine. Serve must not keep req or w.
+	Serve(req *Request, w ResponseWriter)
+}
+
+// Conn is what a protocol sees of its connection: bytes to write, a wake-up, a close.
+// The engine implements it; the protocols never see gnet.
+type Conn interface {
+	// Write appends b to the output batch of the current loop iteration. The batch
+	// leaves in one write when the loop callback returns. Loop only; b is copied.
+	Write(b []byte)
+	// Wake asks the loop to call the protocol's OnWake soon. Safe from any goroutine;
+	// wake-ups requested before the loop runs are coalesced into one.
+	Wake()
+	// Close closes the connection after the output batch is flushed. Loop only.
+	Close()
+	// RemoteAddr is the peer address.
+	RemoteAddr() net.Addr
+}
+
+// Proto is one connection's protocol state machine. Every method is called on the
+// connection's event loop, never concurrently.
+type Proto interface {
+	// OnData consumes bytes that arrived. in is valid only during the call: anything
+	// kept must be copied. It returns how many bytes it consumed; the engine keeps the
+	// rest and presents it again, followed by new bytes, on the next call. A non-nil
+	// error closes the connection after the output batch is flushed.
+	OnData(in []byte) (consumed int, err error)
+	// OnWake drains work that handler goroutines handed back to the loop.
+	OnWake() error
+	// OnClose releases the connection's resources. err is nil on a clean close.
+	OnClose(err error)
+	// Busy reports whether a request is being served (a handler runs, or a response
+	// or stream is unfinished). The engine applies the idle timeout only when a
+	// connection is not busy and holds no partial request.
+	Busy() bool
+}
+
+// EqualFold reports whether ASCII strings a and b are equal ignoring case.
+func EqualFold(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		ca, cb := a[i], b[i]
+		if ca == cb {
+			continue
+		}
+		if 'A' <= ca && ca <= 'Z' {
+			ca += 'a' - 'A'
+		}
+		if 'A' <= cb && cb <= 'Z' {
+			cb += 'a' - 'A'
+		}
+		if ca != cb {
+			return false
+		}
+	}
+	return true
+}

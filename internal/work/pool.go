@@ -1,0 +1,149 @@
+// Package work runs handlers off the event loop on pooled goroutines.
+//
+// A Pool keeps a stack of idle workers, each parked on its own channel. Submit hands a
+// task to the most recently idle worker (its stack is warm) or starts a new worker when
+// none is idle, so a blocked handler never delays another request: there is always a
+// goroutine for the next one. Workers idle longer than the expiry exit, so the pool
+// shrinks back after a burst. No goroutine is created per request in steady state.
+package work
+
+import (
+	"sync"
+	"time"
+)
+
+// Task is a unit of work. It is a value with a method rather than a closure so that
+// submitting does not allocate.
+type Task interface {
+	Run()
+}
+
+type worker struct {
+	ch       chan Task
+	lastUsed time.Time
+}
+
+// Pool is a goroutine pool. The zero value is not usable; use NewPool.
+type Pool struct {
+	mu      sync.Mutex
+	idle    []*worker // LIFO: the top is the most recently used
+	count   int       // live workers
+	max     int
+	expiry  time.Duration
+	stopped bool
+}
+
+// NewPool returns a pool that keeps at most max live workers (0: unlimited) and
+// retires workers idle for longer than expiry.
+func NewPool(max int, expiry time.Duration) *Pool {
+	if expiry <= 0 {
+		expiry = 10 * time.Second
+	}
+	p := &Pool{max: max, expiry: expiry}
+	go p.reaper()
+	return p
+}
+
+// Submit runs t on a worker. It reports false only when the pool is stopped or at
+// its limit; the caller then runs t itself or rejects the request.
+func (p *Pool) Submit(t Task) bool {
+	p.mu.Lock()
+	if p.stopped {
+		p.mu.Unlock()
+		return false
+	}
+	if n := len(p.idle); n > 0 {
+		w := p.idle[n-1]
+		p.idle[n-1] = nil
+		p.idle = p.idle[:n-1]
+		p.mu.Unlock()
+		w.ch <- t
+		return true
+	}
+	if p.max > 0 && p.count >= p.max {
+		p.mu.Unlock()
+		return false
+	}
+	p.count++
+	p.mu.Unlock()
+	w := &worker{ch: make(chan Task, 1)}
+	w.ch <- t
+	go p.loop(w)
+	return true
+}
+
+func (p *Pool) loop(w *worker) {
+	for t := range w.ch {
+		if t == nil {
+			break
+		}
+		t.Run()
+		if !p.release(w) {
+			break
+		}
+	}
+	p.mu.Lock()
+	p.count--
+	p.mu.Unlock()
+}
+
+// release parks w as idle. It reports false when the worker should exit.
+func (p *Pool) release(w *worker) bool {
+	w.lastUsed = time.Now()
+	p.mu.Lock()
+	if p.stopped {
+		p.mu.Unlock()
+		return false
+	}
+	p.idle = append(p.idle, w)
+	p.mu.Unlock()
+	return true
+}
+
+// reaper retires workers that stayed idle longer than the expiry. The oldest idle
+// workers sit at the bottom of the stack.
+func (p *Pool) reaper() {
+	t := time.NewTicker(p.expiry)
+	defer t.Stop()
+	var expired []*worker
+	for range t.C {
+		now := time.Now()
+		p.mu.Lock()
+		if p.stopped {
+			p.mu.Unlock()
+			return
+		}
+		i := 0
+		for i < len(p.idle) && now.Sub(p.idle[i].lastUsed) > p.expiry {
+			i++
+		}
+		expired = append(expired[:0], p.idle[:i]...)
+		n := copy(p.idle, p.idle[i:])
+		clear(p.idle[n:])
+		p.idle = p.idle[:n]
+		p.mu.Unlock()
+		for _, w := range expired {
+			w.ch <- nil
+		}
+		clear(expired)
+	}
+}
+
+// Stop retires idle workers; busy workers exit when their task returns.
+func (p *Pool) Stop() {
+	p.mu.Lock()
+	p.stopped = true
+	idle := p.idle
+	p.idle = nil
+	p.mu.Unlock()
+	for _, w := range idle {
+		w.ch <- nil
+	}
+}
+
+// Workers returns the number of live workers (for tests and metrics).
+func (p *Pool) Workers() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.count
+}

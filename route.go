@@ -1,0 +1,95 @@
+package celeris
+
+import "net/http"
+
+// HandlerFunc handles a request. A returned error goes to the server's ErrorHandler.
+type HandlerFunc func(c *Context) error
+
+// Route is a registered route. Its methods configure it at registration time.
+type Route struct {
+	method  string
+	pattern string
+	handler HandlerFunc
+	inline  bool
+}
+
+// Inline marks the route to run on the connection's event loop instead of a worker
+// goroutine. Only for handlers that never block (no I/O, no locks held long, no
+// sleeps): a blocked inline handler stalls every connection of its event loop.
+func (r *Route) Inline() *Route {
+	r.inline = true
+	return r
+}
+
+// Method and Pattern describe the route.
+func (r *Route) Method() string  { return r.method }
+func (r *Route) Pattern() string { return r.pattern }
+
+// Handle registers h for method and pattern. Patterns: static segments, ":name"
+// for one segment, "*name" for the rest of the path. A malformed or conflicting
+// pattern panics, naming it.
+func (s *Server) Handle(method, pattern string, h HandlerFunc) *Route {
+	if h == nil {
+		panic("celeris: nil handler for " + method + " " + pattern)
+	}
+	r := &Route{method: method, pattern: pattern, handler: h}
+	s.router.Add(method, pattern, r)
+	return r
+}
+
+// GET registers a GET route (HEAD requests fall back to it).
+func (s *Server) GET(pattern string, h HandlerFunc) *Route { return s.Handle(http.MethodGet, pattern, h) }
+
+// POST registers a POST route.
+func (s *Server) POST(pattern string, h HandlerFunc) *Route {
+	return s.Handle(http.MethodPost, pattern, h)
+}
+
+// PUT registers a PUT route.
+func (s *Server) PUT(pattern string, h HandlerFunc) *Route { return s.Handle(http.MethodPut, pattern, h) }
+
+// PATCH registers a PATCH route.
+func (s *Server) PATCH(pattern string, h HandlerFunc) *Route {
+	return s.Handle(http.MethodPatch, pattern, h)
+}
+
+// DELETE registers a DELETE route.
+func (s *Server) DELETE(pattern string, h HandlerFunc) *Route {
+	return s.Handle(http.MethodDelete, pattern, h)
+}
+
+// HEAD registers a HEAD route.
+func (s *Server) HEAD(pattern string, h HandlerFunc) *Route {
+	return s.Handle(http.MethodHead, pattern, h)
+}
+
+// OPTIONS registers an OPTIONS route.
+func (s *Server) OPTIONS(pattern string, h HandlerFunc) *Route {
+	return s.Handle(http.MethodOptions, pattern, h)
+}
+
+// AnyRoutes is what Any returns: the routes it registered, configured together.
+type AnyRoutes []*Route
+
+// Inline marks every route of the group inline.
+func (rs AnyRoutes) Inline() AnyRoutes {
+	for _, r := range rs {
+		r.Inline()
+	}
+	return rs
+}
+
+// anyMethods are the methods Any registers.
+var anyMethods = []string{
+	http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+	http.MethodDelete, http.MethodOptions, http.MethodConnect, http.MethodTrace,
+}
+
+// Any registers h for every standard method.
+func (s *Server) Any(pattern string, h HandlerFunc) AnyRoutes {
+	rs := make(AnyRoutes, 0, len(anyMethods))
+	for _, m := range anyMethods {
+		rs = append(rs, s.Handle(m, pattern, h))
+	}
+	return rs
+}

@@ -1,0 +1,254 @@
+// Package celeris is a fast HTTP server and web framework. One port serves
+// HTTP/1.1 and HTTP/2 cleartext (h2c) from gnet event loops; handlers get a
+// familiar router, Context and error handling.
+//
+//	s := celeris.New(celeris.Config{Addr: ":8080"})
+//	s.GET("/hello/:name", func(c *celeris.Context) error {
+//		return c.String(200, "hello "+c.Param("name"))
+//	})
+//	log.Fatal(s.Start())
+//
+// Handlers run on pooled worker goroutines by default, so they may block. A route
+// marked Inline runs on its connection's event loop, which is faster and must never
+// block. See docs/ARCHITECTURE.md for the life of a request.
+package celeris
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/celeris-dev/celeris/internal/engine"
+	"github.com/celeris-dev/celeris/internal/h1"
+	"github.com/celeris-dev/celeris/internal/httpmsg"
+	"github.com/celeris-dev/celeris/internal/router"
+	"github.com/celeris-dev/celeris/internal/work"
+)
+
+// Config configures a Server. Zero values mean the defaults in brackets.
+type Config struct {
+	Addr       string // listen address [":8080"]
+	EventLoops int    // event loops [runtime.NumCPU()]
+	ReusePort  bool   // SO_REUSEPORT on the listener
+
+	ReadHeaderTimeout time.Duration // time to receive a request head [10s]
+	IdleTimeout       time.Duration // keep-alive idle time [60s]
+
+	MaxURILength       int   // longer request targets get 414 [8 KiB]
+	MaxHeaderBytes     int   // request line + header section, else 431 [64 KiB]
+	MaxHeaderCount     int   // header fields, else 431 [256]
+	MaxRequestBodySize int64 // larger bodies get 413 [4 MiB]
+
+	DisableH2C bool // serve HTTP/1.x only: no h2c prior knowledge or Upgrade
+
+	MaxWorkers int // worker goroutines for non-inline handlers [unlimited]
+
+	ErrorHandler ErrorHandler // maps handler errors to responses [DefaultErrorHandler]
+	Logger       *slog.Logger // cold-path logging [slog.Default()]
+}
+
+// Server is a Celeris HTTP server. Register routes, then Start.
+type Server struct {
+	cfg    Config
+	router *router.Router[*Route]
+	logger *slog.Logger
+	pool   *work.Pool
+	eng    *engine.Engine
+	h1cfg  h1.ServerConfig
+	ctxs   sync.Pool
+
+	mu      sync.Mutex
+	started bool
+	ready   chan struct{}
+}
+
+// New returns a Server with cfg's defaults filled in.
+func New(cfg Config) *Server {
+	if cfg.Addr == "" {
+		cfg.Addr = ":8080"
+	}
+	if cfg.MaxRequestBodySize <= 0 {
+		cfg.MaxRequestBodySize = h1.DefaultMaxBodySize
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.ErrorHandler == nil {
+		cfg.ErrorHandler = DefaultErrorHandler
+	}
+	s := &Server{
+		cfg:    cfg,
+		router: router.New[*Route](),
+		logger: cfg.Logger,
+		ready:  make(chan struct{}),
+	}
+	s.h1cfg = h1.ServerConfig{
+		Limits: h1.Limits{
+			MaxURILength:   cfg.MaxURILength,
+			MaxHeaderBytes: cfg.MaxHeaderBytes,
+			MaxHeaderCount: cfg.MaxHeaderCount,
+			MaxBodySize:    cfg.MaxRequestBodySize,
+		},
+		Handler: s,
+		Logger:  s.logger,
+	}
+	s.ctxs.New = func() any {
+		c := &Context{server: s}
+		c.header = c.hdrBuf[:0]
+		return c
+	}
+	return s
+}
+
+// Start listens on Config.Addr and serves until Shutdown. It returns
+// http.ErrServerClosed after a Shutdown, or the listen error.
+func (s *Server) Start() error {
+	s.mu.Lock()
+	if s.started {
+		s.mu.Unlock()
+		return errors.New("celeris: server already started")
+	}
+	s.started = true
+	s.pool = work.NewPool(s.cfg.MaxWorkers, 10*time.Second)
+	s.h1cfg.Pool = s.pool
+	ecfg := engine.Config{
+		Addr:              s.cfg.Addr,
+		EventLoops:        s.cfg.EventLoops,
+		ReusePort:         s.cfg.ReusePort,
+		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
+		IdleTimeout:       s.cfg.IdleTimeout,
+		Logger:            s.logger,
+		NewH1:             func(c httpmsg.Conn) httpmsg.Proto { return h1.NewConn(c, &s.h1cfg) },
+	}
+	s.configureH2(&ecfg)
+	s.eng = engine.New(ecfg)
+	go func() {
+		if _, err := s.eng.WaitReady(); err == nil {
+			close(s.ready)
+		}
+	}()
+	s.mu.Unlock()
+	err := s.eng.Run()
+	if err != nil {
+		return fmt.Errorf("celeris: %w", err)
+	}
+	return http.ErrServerClosed
+}
+
+// Ready is closed once the server listens.
+func (s *Server) Ready() <-chan struct{} { return s.ready }
+
+// Addr is the address the server listens on, nil before it is ready.
+func (s *Server) Addr() net.Addr {
+	if s.eng == nil {
+		return nil
+	}
+	return s.eng.Addr()
+}
+
+// Shutdown stops accepting connections, lets in-flight requests finish (idle
+// connections close at once, busy ones after their response), then stops the
+// engine. When ctx ends first, remaining connections are closed and ctx's error
+// returned.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	eng := s.eng
+	s.mu.Unlock()
+	if eng == nil {
+		return nil
+	}
+	if _, err := eng.WaitReady(); err != nil {
+		return nil
+	}
+	var werr error
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	for eng.Drain() > 0 {
+		select {
+		case <-ctx.Done():
+			werr = ctx.Err()
+		case <-t.C:
+			continue
+		}
+		break
+	}
+	stopCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err := eng.Stop(stopCtx)
+	if s.pool != nil {
+		s.pool.Stop()
+	}
+	if werr != nil {
+		return werr
+	}
+	return err
+}
+
+// Prepare routes a request on the event loop (httpmsg.Handler).
+func (s *Server) Prepare(req *httpmsg.Request) bool {
+	c := s.ctxs.Get().(*Context)
+	c.req = req
+	req.Route = c
+	r, res, allow := s.router.Lookup(req.Method, req.Path, &c.params)
+	switch res {
+	case router.Found:
+		c.route = r
+		return r.inline
+	case router.MethodNotAllowed:
+		c.allow = allow
+	}
+	return true // the built-in 404 and 405 answers never block
+}
+
+// Serve runs the handler of a prepared request (httpmsg.Handler).
+func (s *Server) Serve(req *httpmsg.Request, w httpmsg.ResponseWriter) {
+	c, _ := req.Route.(*Context)
+	if c == nil {
+		s.Prepare(req)
+		c = req.Route.(*Context)
+	}
+	c.w = w
+	s.run(c)
+	req.Route = nil
+	c.reset()
+	s.ctxs.Put(c)
+}
+
+func (s *Server) run(c *Context) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.logger.Error("celeris: handler panic", "method", c.Method(), "path", c.Path(),
+				"panic", p, "stack", string(debug.Stack()))
+			if !c.written {
+				c.header = c.header[:0]
+				_ = c.String(http.StatusInternalServerError, http.StatusText(http.StatusInternalServerError))
+			}
+		}
+	}()
+	var err error
+	switch {
+	case c.route != nil:
+		err = c.route.handler(c)
+	case c.allow != "":
+		c.SetHeader("Allow", c.allow)
+		err = c.String(http.StatusMethodNotAllowed, http.StatusText(http.StatusMethodNotAllowed))
+	default:
+		err = c.String(http.StatusNotFound, http.StatusText(http.StatusNotFound))
+	}
+	if err != nil {
+		s.cfg.ErrorHandler(c, err)
+	}
+	if !c.written {
+		code := c.status
+		if code == 0 {
+			code = http.StatusOK
+		}
+		_ = c.NoContent(code)
+	}
+}
