@@ -38,7 +38,9 @@ func (s *Server) Handle(method, pattern string, h HandlerFunc) *Route {
 }
 
 // GET registers a GET route (HEAD requests fall back to it).
-func (s *Server) GET(pattern string, h HandlerFunc) *Route { return s.Handle(http.MethodGet, pattern, h) }
+func (s *Server) GET(pattern string, h HandlerFunc) *Route {
+	return s.Handle(http.MethodGet, pattern, h)
+}
 
 // POST registers a POST route.
 func (s *Server) POST(pattern string, h HandlerFunc) *Route {
@@ -46,7 +48,9 @@ func (s *Server) POST(pattern string, h HandlerFunc) *Route {
 }
 
 // PUT registers a PUT route.
-func (s *Server) PUT(pattern string, h HandlerFunc) *Route { return s.Handle(http.MethodPut, pattern, h) }
+func (s *Server) PUT(pattern string, h HandlerFunc) *Route {
+	return s.Handle(http.MethodPut, pattern, h)
+}
 
 // PATCH registers a PATCH route.
 func (s *Server) PATCH(pattern string, h HandlerFunc) *Route {
