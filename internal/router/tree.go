@@ -37,8 +37,11 @@ func (n *node) child(c byte) *node {
 // next is tried, so the search is a depth-first walk in priority order and its first
 // hit is the highest-priority route. Nodes with no param or wildcard child have
 // nothing to come back to, so the walk descends through them in a loop instead of
-// recursing: recursion depth is bounded by the number of parameters in the deepest
-// pattern, not by the path length.
+// recursing: recursion depth is bounded by the depth of the tree (the segments of
+// the longest pattern), never by the length of a request's path. The work of a
+// failing lookup is likewise bounded by the tree: at worst every node is visited
+// once, since a node has one path from the root and each step along it consumes a
+// fixed part of the request path (a literal, or one whole segment for a param).
 func (n *node) match(path string, ps *Params) *node {
 	for {
 		if path == "" {
