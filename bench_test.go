@@ -31,6 +31,7 @@ func benchServer() *Server {
 	s.GET("/users/:id/posts/:postId", func(c *Context) error {
 		return c.String(200, c.Param("id"))
 	}).Inline()
+	s.freeze()
 	return s
 }
 

@@ -42,6 +42,15 @@ type Context struct {
 	query   []kv // parsed query, lazily
 	qparsed bool
 	values  []kvAny
+
+	methodOverride string          // set by SetMethod (Pre middleware)
+	pathOverride   string          // set by SetPath (Pre middleware)
+	ctx            context.Context // set by SetContext
+
+	capture   int    // BeginCapture depth
+	captured  bool   // a response was captured
+	capStatus int    // captured status
+	capBody   []byte // captured body (owned)
 }
 
 type kv struct{ k, v string }
@@ -67,16 +76,122 @@ func (c *Context) reset() {
 	c.query, c.qparsed = c.query[:0], false
 	clear(c.values)
 	c.values = c.values[:0]
+	c.methodOverride, c.pathOverride, c.ctx = "", "", nil
+	c.capture, c.captured, c.capStatus = 0, false, 0
+	c.capBody = shrinkBuf(c.capBody, 64<<10)
+}
+
+func shrinkBuf(b []byte, max int) []byte {
+	if cap(b) > max {
+		return nil
+	}
+	return b[:0]
+}
+
+func (c *Context) method() string {
+	if c.methodOverride != "" {
+		return c.methodOverride
+	}
+	return c.req.Method
+}
+
+func (c *Context) path() string {
+	if c.pathOverride != "" {
+		return c.pathOverride
+	}
+	return c.req.Path
+}
+
+// SetMethod changes the method the router sees (for Pre middleware, e.g. a method
+// override). It has no effect once routing is done.
+func (c *Context) SetMethod(m string) { c.methodOverride = m }
+
+// SetPath changes the path the router sees (for Pre middleware, e.g. a rewrite).
+func (c *Context) SetPath(p string) { c.pathOverride = p }
+
+// SetContext replaces the request's context.Context (e.g. with a deadline) for the
+// rest of the chain.
+func (c *Context) SetContext(ctx context.Context) { c.ctx = ctx }
+
+// RawQuery is the query string without '?', not decoded.
+func (c *Context) RawQuery() string { return c.req.RawQuery }
+
+// RequestURI is the request target as received (HTTP/1.1) or :path (HTTP/2).
+func (c *Context) RequestURI() string { return c.req.RequestURI }
+
+// ContentLength is the declared request body length, -1 when unknown.
+func (c *Context) ContentLength() int64 { return c.req.ContentLength }
+
+// Scheme is "http" (cleartext) for now.
+func (c *Context) Scheme() string {
+	if c.req.Scheme != "" {
+		return c.req.Scheme
+	}
+	return "http"
+}
+
+// Trailer returns the request trailer fields, available once the body was read.
+func (c *Context) VisitTrailers(fn func(name, value string)) {
+	for _, f := range c.req.Trailer {
+		fn(f.Name, f.Value)
+	}
+}
+
+// BeginCapture makes the response methods (Blob, String, JSON, ...) keep the
+// response in the Context instead of sending it, so that middleware can transform
+// it (compression, ETag). Streamed responses are not captured. Calls nest.
+func (c *Context) BeginCapture() { c.capture++ }
+
+// EndCapture ends the innermost capture and returns the captured status and body
+// (valid until the next response method call). ok is false when nothing was
+// captured (a streamed response, or no response yet). After it, the response
+// methods work again, so the middleware sends the transformed response.
+func (c *Context) EndCapture() (status int, body []byte, ok bool) {
+	if c.capture > 0 {
+		c.capture--
+	}
+	if !c.captured {
+		return 0, nil, false
+	}
+	c.captured = false
+	c.written = false
+	return c.capStatus, c.capBody, true
+}
+
+// ResetHeaders drops every response header set so far.
+func (c *Context) ResetHeaders() {
+	clear(c.header)
+	c.header = c.header[:0]
+}
+
+// VisitResponseHeaders calls fn for each response header set so far.
+func (c *Context) VisitResponseHeaders(fn func(name, value string)) {
+	for _, f := range c.header {
+		fn(f.Name, f.Value)
+	}
+}
+
+// DelHeader removes a response header field.
+func (c *Context) DelHeader(name string) {
+	out := c.header[:0]
+	for _, f := range c.header {
+		if !httpmsg.EqualFold(f.Name, name) {
+			out = append(out, f)
+		}
+	}
+	clear(c.header[len(out):])
+	c.header = out
 }
 
 // Clone returns a copy of s that stays valid after the handler returns.
 func (c *Context) Clone(s string) string { return strings.Clone(s) }
 
-// Method is the request method.
-func (c *Context) Method() string { return c.req.Method }
+// Method is the request method (as rewritten by SetMethod, if it was).
+func (c *Context) Method() string { return c.method() }
 
-// Path is the request path, not decoded. Valid until the handler returns.
-func (c *Context) Path() string { return c.req.Path }
+// Path is the request path, not decoded (as rewritten by SetPath, if it was).
+// Valid until the handler returns.
+func (c *Context) Path() string { return c.path() }
 
 // Proto is "HTTP/1.0", "HTTP/1.1" or "HTTP/2.0".
 func (c *Context) Proto() string { return c.req.Proto }
@@ -97,6 +212,9 @@ func (c *Context) RoutePattern() string {
 
 // Context returns the request's context.Context.
 func (c *Context) Context() context.Context {
+	if c.ctx != nil {
+		return c.ctx
+	}
 	if c.req.Ctx != nil {
 		return c.req.Ctx
 	}
@@ -294,6 +412,12 @@ func (c *Context) Blob(code int, contentType string, b []byte) error {
 	}
 	c.written = true
 	c.status = code
+	if c.capture > 0 {
+		c.captured = true
+		c.capStatus = code
+		c.capBody = append(c.capBody[:0], b...)
+		return nil
+	}
 	return c.w.WriteResponse(code, c.header, b)
 }
 

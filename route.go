@@ -10,6 +10,9 @@ type Route struct {
 	method  string
 	pattern string
 	handler HandlerFunc
+	mw      []MiddlewareFunc
+	group   *Group
+	final   HandlerFunc // handler wrapped in every middleware; set when the server starts
 	inline  bool
 }
 
@@ -28,48 +31,50 @@ func (r *Route) Pattern() string { return r.pattern }
 // Handle registers h for method and pattern. Patterns: static segments, ":name"
 // for one segment, "*name" for the rest of the path. A malformed or conflicting
 // pattern panics, naming it.
-func (s *Server) Handle(method, pattern string, h HandlerFunc) *Route {
+func (s *Server) Handle(method, pattern string, h HandlerFunc, mw ...MiddlewareFunc) *Route {
 	if h == nil {
 		panic("celeris: nil handler for " + method + " " + pattern)
 	}
-	r := &Route{method: method, pattern: pattern, handler: h}
+	s.mustNotBeStarted("Handle")
+	r := &Route{method: method, pattern: pattern, handler: h, mw: mw}
 	s.router.Add(method, pattern, r)
+	s.routes = append(s.routes, r)
 	return r
 }
 
 // GET registers a GET route (HEAD requests fall back to it).
-func (s *Server) GET(pattern string, h HandlerFunc) *Route {
-	return s.Handle(http.MethodGet, pattern, h)
+func (s *Server) GET(pattern string, h HandlerFunc, mw ...MiddlewareFunc) *Route {
+	return s.Handle(http.MethodGet, pattern, h, mw...)
 }
 
 // POST registers a POST route.
-func (s *Server) POST(pattern string, h HandlerFunc) *Route {
-	return s.Handle(http.MethodPost, pattern, h)
+func (s *Server) POST(pattern string, h HandlerFunc, mw ...MiddlewareFunc) *Route {
+	return s.Handle(http.MethodPost, pattern, h, mw...)
 }
 
 // PUT registers a PUT route.
-func (s *Server) PUT(pattern string, h HandlerFunc) *Route {
-	return s.Handle(http.MethodPut, pattern, h)
+func (s *Server) PUT(pattern string, h HandlerFunc, mw ...MiddlewareFunc) *Route {
+	return s.Handle(http.MethodPut, pattern, h, mw...)
 }
 
 // PATCH registers a PATCH route.
-func (s *Server) PATCH(pattern string, h HandlerFunc) *Route {
-	return s.Handle(http.MethodPatch, pattern, h)
+func (s *Server) PATCH(pattern string, h HandlerFunc, mw ...MiddlewareFunc) *Route {
+	return s.Handle(http.MethodPatch, pattern, h, mw...)
 }
 
 // DELETE registers a DELETE route.
-func (s *Server) DELETE(pattern string, h HandlerFunc) *Route {
-	return s.Handle(http.MethodDelete, pattern, h)
+func (s *Server) DELETE(pattern string, h HandlerFunc, mw ...MiddlewareFunc) *Route {
+	return s.Handle(http.MethodDelete, pattern, h, mw...)
 }
 
 // HEAD registers a HEAD route.
-func (s *Server) HEAD(pattern string, h HandlerFunc) *Route {
-	return s.Handle(http.MethodHead, pattern, h)
+func (s *Server) HEAD(pattern string, h HandlerFunc, mw ...MiddlewareFunc) *Route {
+	return s.Handle(http.MethodHead, pattern, h, mw...)
 }
 
 // OPTIONS registers an OPTIONS route.
-func (s *Server) OPTIONS(pattern string, h HandlerFunc) *Route {
-	return s.Handle(http.MethodOptions, pattern, h)
+func (s *Server) OPTIONS(pattern string, h HandlerFunc, mw ...MiddlewareFunc) *Route {
+	return s.Handle(http.MethodOptions, pattern, h, mw...)
 }
 
 // AnyRoutes is what Any returns: the routes it registered, configured together.
@@ -90,10 +95,10 @@ var anyMethods = []string{
 }
 
 // Any registers h for every standard method.
-func (s *Server) Any(pattern string, h HandlerFunc) AnyRoutes {
+func (s *Server) Any(pattern string, h HandlerFunc, mw ...MiddlewareFunc) AnyRoutes {
 	rs := make(AnyRoutes, 0, len(anyMethods))
 	for _, m := range anyMethods {
-		rs = append(rs, s.Handle(m, pattern, h))
+		rs = append(rs, s.Handle(m, pattern, h, mw...))
 	}
 	return rs
 }

@@ -63,6 +63,15 @@ type Server struct {
 	h1cfg  h1.ServerConfig
 	ctxs   sync.Pool
 
+	routes                []*Route
+	use, pre              []MiddlewareFunc
+	notFound              HandlerFunc
+	methodNotAllowed      HandlerFunc
+	notFoundFinal         HandlerFunc
+	methodNotAllowedFinal HandlerFunc
+	preFinal              HandlerFunc
+	frozen                bool
+
 	mu      sync.Mutex
 	started bool
 	ready   chan struct{}
@@ -115,6 +124,7 @@ func (s *Server) Start() error {
 		return errors.New("celeris: server already started")
 	}
 	s.started = true
+	s.freeze()
 	s.pool = work.NewPool(s.cfg.MaxWorkers, 10*time.Second)
 	s.h1cfg.Pool = s.pool
 	ecfg := engine.Config{
@@ -195,15 +205,27 @@ func (s *Server) Prepare(req *httpmsg.Request) bool {
 	c := s.ctxs.Get().(*Context)
 	c.req = req
 	req.Route = c
-	r, res, allow := s.router.Lookup(req.Method, req.Path, &c.params)
+	if s.preFinal != nil {
+		return false // Pre middleware is user code: it runs on a worker
+	}
+	s.lookup(c)
+	if c.route != nil {
+		return c.route.inline
+	}
+	return s.notFound == nil && s.methodNotAllowed == nil // built-in answers never block
+}
+
+// lookup routes c's request.
+func (s *Server) lookup(c *Context) {
+	c.params.Reset()
+	c.route, c.allow = nil, ""
+	r, res, allow := s.router.Lookup(c.method(), c.path(), &c.params)
 	switch res {
 	case router.Found:
 		c.route = r
-		return r.inline
 	case router.MethodNotAllowed:
 		c.allow = allow
 	}
-	return true // the built-in 404 and 405 answers never block
 }
 
 // Serve runs the handler of a prepared request (httpmsg.Handler).
@@ -227,19 +249,16 @@ func (s *Server) run(c *Context) {
 				"panic", p, "stack", string(debug.Stack()))
 			if !c.written {
 				c.header = c.header[:0]
+				c.capture = 0
 				_ = c.String(http.StatusInternalServerError, http.StatusText(http.StatusInternalServerError))
 			}
 		}
 	}()
 	var err error
-	switch {
-	case c.route != nil:
-		err = c.route.handler(c)
-	case c.allow != "":
-		c.SetHeader("Allow", c.allow)
-		err = c.String(http.StatusMethodNotAllowed, http.StatusText(http.StatusMethodNotAllowed))
-	default:
-		err = c.String(http.StatusNotFound, http.StatusText(http.StatusNotFound))
+	if s.preFinal != nil {
+		err = s.preFinal(c)
+	} else {
+		err = s.dispatch(c)
 	}
 	if err != nil {
 		s.cfg.ErrorHandler(c, err)
@@ -250,5 +269,18 @@ func (s *Server) run(c *Context) {
 			code = http.StatusOK
 		}
 		_ = c.NoContent(code)
+	}
+}
+
+// dispatch runs the chain of the routed request.
+func (s *Server) dispatch(c *Context) error {
+	switch {
+	case c.route != nil:
+		return c.route.final(c)
+	case c.allow != "":
+		c.SetHeader("Allow", c.allow)
+		return s.methodNotAllowedFinal(c)
+	default:
+		return s.notFoundFinal(c)
 	}
 }

@@ -33,7 +33,6 @@ import (
 	"time"
 
 	"github.com/panjf2000/gnet/v2"
-	"github.com/panjf2000/gnet/v2/pkg/logging"
 	"golang.org/x/sys/unix"
 
 	"github.com/celeris-dev/celeris/internal/httpmsg"
@@ -103,7 +102,7 @@ func (e *Engine) Run() error {
 		gnet.WithTCPNoDelay(gnet.TCPNoDelay),
 		gnet.WithTicker(true),
 		gnet.WithReadBufferCap(64<<10),
-		gnet.WithLogLevel(logging.ErrorLevel), // gnet's own logging: errors only
+		gnet.WithLogger(gnetLogger{e.cfg.Logger}),
 	)
 	select {
 	case <-e.booted:
