@@ -71,6 +71,7 @@ type Server struct {
 	methodNotAllowedFinal HandlerFunc
 	preFinal              HandlerFunc
 	frozen                bool
+	counters
 
 	mu      sync.Mutex
 	started bool
@@ -236,7 +237,9 @@ func (s *Server) Serve(req *httpmsg.Request, w httpmsg.ResponseWriter) {
 		c = req.Route.(*Context)
 	}
 	c.w = w
+	s.activeRequests.Add(1)
 	s.run(c)
+	s.activeRequests.Add(-1)
 	req.Route = nil
 	c.reset()
 	s.ctxs.Put(c)

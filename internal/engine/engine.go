@@ -237,3 +237,10 @@ func (e *Engine) Drain() int {
 
 // ErrClosed is returned to handler goroutines that touch a closed connection.
 var ErrClosed = errors.New("engine: connection closed")
+
+// OpenConnections is the number of open connections.
+func (e *Engine) OpenConnections() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.conns)
+}

@@ -1,0 +1,27 @@
+package celeris
+
+import "sync/atomic"
+
+// Stats is a snapshot of server counters, for metrics.
+type Stats struct {
+	OpenConnections int   // connections open now (HTTP/1.x and HTTP/2)
+	ActiveStreams   int64 // HTTP/2 streams open now
+	ActiveRequests  int64 // handlers running now
+}
+
+// Stats returns current counters. It is safe to call from any goroutine.
+func (s *Server) Stats() Stats {
+	st := Stats{
+		ActiveStreams:  s.activeStreams.Load(),
+		ActiveRequests: s.activeRequests.Load(),
+	}
+	if s.eng != nil {
+		st.OpenConnections = s.eng.OpenConnections()
+	}
+	return st
+}
+
+type counters struct {
+	activeStreams  atomic.Int64
+	activeRequests atomic.Int64
+}
