@@ -157,10 +157,13 @@ func (s *Server) Ready() <-chan struct{} { return s.ready }
 
 // Addr is the address the server listens on, nil before it is ready.
 func (s *Server) Addr() net.Addr {
-	if s.eng == nil {
+	s.mu.Lock()
+	eng := s.eng
+	s.mu.Unlock()
+	if eng == nil {
 		return nil
 	}
-	return s.eng.Addr()
+	return eng.Addr()
 }
 
 // Shutdown stops accepting connections, lets in-flight requests finish (idle

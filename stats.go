@@ -15,8 +15,11 @@ func (s *Server) Stats() Stats {
 		ActiveStreams:  s.activeStreams.Load(),
 		ActiveRequests: s.activeRequests.Load(),
 	}
-	if s.eng != nil {
-		st.OpenConnections = s.eng.OpenConnections()
+	s.mu.Lock()
+	eng := s.eng
+	s.mu.Unlock()
+	if eng != nil {
+		st.OpenConnections = eng.OpenConnections()
 	}
 	return st
 }

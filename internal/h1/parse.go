@@ -2,6 +2,7 @@ package h1
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 
 	"github.com/celeris-dev/celeris/internal/bytesconv"
@@ -184,6 +185,7 @@ func ParseHead(buf []byte, r *Request, lim *Limits) (n int, err error) {
 	p := parser{r: r}
 	p.limits(lim)
 	n, err = p.parse(b)
+	r.Headers = p.headers // also on error: a grown slice is kept for the next call
 	if err == ErrNeedMore && len(buf) > maxHeader {
 		// RFC 6585 §5: 431 when the header section is larger than we accept.
 		return 0, errHeaderTooLarge
@@ -197,6 +199,7 @@ func ParseHead(buf []byte, r *Request, lim *Limits) (n int, err error) {
 // parser holds the state of one ParseHead call.
 type parser struct {
 	r        *Request
+	headers  []Field // becomes r.Headers
 	maxURI   int
 	maxCount int
 	maxBody  int64
@@ -236,7 +239,8 @@ func (p *parser) parse(b []byte) (int, error) {
 	if cap(h) <= inlineFields {
 		h = r.inline[:0]
 	}
-	r.clear(h)
+	r.clear(nil)
+	p.headers = h
 
 	i, err := skipEmptyLines(b)
 	if err != nil {
@@ -326,10 +330,7 @@ func (p *parser) requestLine(b []byte, i int) (int, error) {
 	if end-i > p.maxURI {
 		end = i + p.maxURI + 1
 	}
-	j = i
-	for j < end && charClass[b[j]]&cTarget != 0 {
-		j++
-	}
+	j = scanTarget(b[:end], i)
 	if j == end {
 		if j-i > p.maxURI {
 			return 0, errURITooLong
@@ -444,11 +445,18 @@ func validHost(h []byte) bool {
 	return true
 }
 
+var http11 = binary.LittleEndian.Uint64([]byte("HTTP/1.1"))
+
 // version parses "HTTP/1.1" or "HTTP/1.0" and the line end (RFC 9112 §2.3).
 // Bytes are checked as they arrive, so that garbage is refused early.
 func (p *parser) version(b []byte, i int) (int, error) {
 	const pattern = "HTTP/d.d"
 	v := b[i:]
+	// Fast path: "HTTP/1.1\r\n" in one comparison.
+	if len(v) >= 10 && binary.LittleEndian.Uint64(v) == http11 && v[8] == '\r' && v[9] == '\n' {
+		p.r.Major, p.r.Minor = 1, 1
+		return i + 10, nil
+	}
 	for k := 0; k < len(pattern) && k < len(v); k++ {
 		c := v[k]
 		if pattern[k] == 'd' {
@@ -510,9 +518,7 @@ func (p *parser) field(b []byte, i int) (int, error) {
 		j++
 	}
 	vs := j
-	for j < len(b) && charClass[b[j]]&cValue != 0 {
-		j++
-	}
+	j = scanValue(b, j)
 	if j == len(b) {
 		return 0, ErrNeedMore
 	}
@@ -540,12 +546,69 @@ func (p *parser) field(b []byte, i int) (int, error) {
 	}
 	value := b[vs:ve]
 
-	r := p.r
-	if len(r.Headers) >= p.maxCount {
+	if len(p.headers) >= p.maxCount {
 		return 0, errTooManyFields
 	}
-	r.Headers = append(r.Headers, Field{Name: name, Value: value})
+	p.headers = append(p.headers, Field{Name: name, Value: value})
 	return next, p.special(name, value)
+}
+
+// Word-at-a-time scanning (SWAR, "Bit Twiddling Hacks"): eight bytes are checked
+// with a few integer operations, and a word holding any byte that might stop the scan
+// is re-checked byte by byte. The tests are exact for "some byte in the word":
+//
+//	hasLess(x, n): some byte < n (n <= 128)
+//	hasMore(x, n): some byte > n (n <= 127)
+//	hasZero(x):    some byte == 0
+const (
+	lsb = 0x0101010101010101
+	msb = 0x8080808080808080
+)
+
+func hasLess(x, n uint64) uint64 { return (x - n*lsb) &^ x & msb }
+func hasMore(x, n uint64) uint64 { return (x + (127-n)*lsb | x) & msb }
+func hasZero(x uint64) uint64    { return (x - lsb) &^ x & msb }
+
+// scanValue returns the index of the first byte at or after j that is not a
+// field-value byte (VCHAR, obs-text, SP, HTAB), or len(b).
+func scanValue(b []byte, j int) int {
+	for {
+		for j+8 <= len(b) {
+			x := binary.LittleEndian.Uint64(b[j:])
+			if hasLess(x, 0x20)|hasZero(x^0x7f*lsb) != 0 {
+				break // a CTL (maybe HTAB, CR or LF) or DEL
+			}
+			j += 8
+		}
+		end := min(j+8, len(b))
+		for j < end && charClass[b[j]]&cValue != 0 {
+			j++
+		}
+		if j < end || j == len(b) {
+			return j
+		}
+	}
+}
+
+// scanTarget returns the index of the first byte at or after j that is not a
+// request-target byte (visible ASCII but '#'), or len(b).
+func scanTarget(b []byte, j int) int {
+	for {
+		for j+8 <= len(b) {
+			x := binary.LittleEndian.Uint64(b[j:])
+			if hasLess(x, 0x21)|hasMore(x, 0x7e)|hasZero(x^'#'*lsb) != 0 {
+				break
+			}
+			j += 8
+		}
+		end := min(j+8, len(b))
+		for j < end && charClass[b[j]]&cTarget != 0 {
+			j++
+		}
+		if j < end || j == len(b) {
+			return j
+		}
+	}
 }
 
 // special interprets the fields that shape framing and connection handling.

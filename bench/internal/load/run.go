@@ -59,8 +59,10 @@ type Result struct {
 	Series  []Point
 	// StopReason says why a rampup ended.
 	StopReason string
-	// LoaderCPU is the share of LoaderCores this process kept busy.
-	LoaderCPU float64
+	// LoaderCPU is the share of LoaderCores this process kept busy, and
+	// LoaderCPUTime the CPU time behind it.
+	LoaderCPU     float64
+	LoaderCPUTime time.Duration
 	Warnings  []string
 }
 
@@ -117,6 +119,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	}
 	cpu := procstat.SelfCPU() - cpu0
 	res.Elapsed = end.Sub(start)
+	res.LoaderCPUTime = cpu
 	if cores := max(o.LoaderCores, 1); res.Elapsed > 0 {
 		res.LoaderCPU = cpu.Seconds() / (res.Elapsed.Seconds() * float64(cores))
 	}

@@ -29,3 +29,17 @@ func TestOwnCPU(t *testing.T) {
 		t.Fatal("SelfCPU() = 0 after a busy loop")
 	}
 }
+
+func TestParseSystemBusy(t *testing.T) {
+	in := "cpu  100 2 30 5000 7 1 4 3 9 0\ncpu0 50 1 15 2500 3 0 2 1 0 0\n"
+	got, err := parseSystemBusy([]byte(in))
+	if err != nil || got != 135 {
+		t.Fatalf("parseSystemBusy = %d, %v; want 135", got, err)
+	}
+	if _, err := parseSystemBusy([]byte("intr 1 2 3")); err != ErrFormat {
+		t.Fatalf("err = %v, want ErrFormat", err)
+	}
+	if d, err := SystemBusy(); err != nil || d <= 0 {
+		t.Fatalf("SystemBusy() = %v, %v", d, err)
+	}
+}
