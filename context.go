@@ -210,13 +210,20 @@ func (c *Context) RoutePattern() string {
 	return c.route.pattern
 }
 
-// Context returns the request's context.Context.
+// Context returns the request's context.Context. It is cancelled when the client
+// goes away (connection closed or reset, HTTP/2 stream reset) and when the server's
+// shutdown deadline passes. It is created on first use: requests that never ask
+// pay nothing for it.
 func (c *Context) Context() context.Context {
 	if c.ctx != nil {
 		return c.ctx
 	}
 	if c.req.Ctx != nil {
 		return c.req.Ctx
+	}
+	if cw, ok := c.w.(interface{ Context() context.Context }); ok {
+		c.ctx = cw.Context()
+		return c.ctx
 	}
 	return context.Background()
 }

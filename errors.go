@@ -58,6 +58,14 @@ func DefaultErrorHandler(c *Context, err error) {
 		_ = c.String(he.Code, he.message())
 		return
 	}
+	// Protocol errors met while reading a streamed body carry their status.
+	var sc interface{ StatusCode() int }
+	if errors.As(err, &sc) {
+		if code := sc.StatusCode(); code >= 400 && code < 600 {
+			_ = c.String(code, http.StatusText(code))
+			return
+		}
+	}
 	c.server.logger.Error("celeris: handler error", "method", c.Method(), "path", c.Path(), "error", err)
 	_ = c.String(http.StatusInternalServerError, http.StatusText(http.StatusInternalServerError))
 }

@@ -26,6 +26,7 @@ import (
 
 	"github.com/celeris-dev/celeris/internal/engine"
 	"github.com/celeris-dev/celeris/internal/h1"
+	"github.com/celeris-dev/celeris/internal/h2"
 	"github.com/celeris-dev/celeris/internal/httpmsg"
 	"github.com/celeris-dev/celeris/internal/router"
 	"github.com/celeris-dev/celeris/internal/work"
@@ -47,6 +48,8 @@ type Config struct {
 
 	DisableH2C bool // serve HTTP/1.x only: no h2c prior knowledge or Upgrade
 
+	MaxConcurrentStreams uint32 // HTTP/2 streams per connection [250]
+
 	MaxWorkers int // worker goroutines for non-inline handlers [unlimited]
 
 	ErrorHandler ErrorHandler // maps handler errors to responses [DefaultErrorHandler]
@@ -61,6 +64,7 @@ type Server struct {
 	pool   *work.Pool
 	eng    *engine.Engine
 	h1cfg  h1.ServerConfig
+	h2cfg  h2.Config
 	ctxs   sync.Pool
 
 	routes                []*Route

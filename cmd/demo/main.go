@@ -8,6 +8,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"os"
@@ -22,6 +23,7 @@ import (
 )
 
 const (
+	maxUpload   = 2 << 30 // /upload streams: the body is counted, never buffered
 	maxDownload = 64 << 20
 	maxSleepMS  = 10000
 )
@@ -46,7 +48,11 @@ func main() {
 		defer pprof.StopCPUProfile()
 	}
 
-	s := celeris.New(celeris.Config{Addr: *addr, EventLoops: *loops})
+	s := celeris.New(celeris.Config{
+		Addr:               *addr,
+		EventLoops:         *loops,
+		MaxRequestBodySize: maxUpload,
+	})
 	register(s, *inline)
 
 	done := make(chan struct{})
@@ -105,11 +111,11 @@ func register(s *celeris.Server, inline bool) {
 		}
 	}
 	s.POST("/upload", func(c *celeris.Context) error {
-		b, err := c.Body()
+		n, err := io.Copy(io.Discard, c.BodyReader())
 		if err != nil {
 			return err
 		}
-		return c.String(http.StatusOK, strconv.Itoa(len(b)))
+		return c.String(http.StatusOK, strconv.FormatInt(n, 10))
 	})
 	s.GET("/download", func(c *celeris.Context) error {
 		n, err := strconv.Atoi(c.Query("size"))

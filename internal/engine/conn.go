@@ -37,7 +37,8 @@ type conn struct {
 	out    []byte        // output batch of the current callback, owned by the event loop
 	remote net.Addr
 
-	woken    atomic.Bool  // a wake-up is pending (coalescing)
+	woken      atomic.Bool  // a wake-up is pending (coalescing)
+	pendingOut atomic.Bool  // output is still queued in gnet after the last callback
 	drain    atomic.Bool  // shutdown asked this connection to finish
 	closed   atomic.Bool  // OnClose ran
 	deadline atomic.Int64 // unix ns after which the ticker closes the conn; 0: none
@@ -96,9 +97,15 @@ func (c *conn) onTraffic() gnet.Action {
 		c.deadline.Store(0)
 		return gnet.Close
 	}
+	c.pendingOut.Store(c.gc.OutboundBuffered() > 0)
 	c.updateDeadline()
 	return gnet.None
 }
+
+// OutboundBuffered is how many written bytes gnet still holds (event loop only).
+// HTTP/2 holds DATA back while it is large, so that a peer that never reads cannot
+// grow it without bound.
+func (c *conn) OutboundBuffered() int { return c.gc.OutboundBuffered() }
 
 // readAll feeds everything buffered to the protocol, switching protocol when the
 // preface or an h2c upgrade says so.

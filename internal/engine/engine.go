@@ -194,6 +194,12 @@ func (e *Engine) OnTick() (time.Duration, gnet.Action) {
 		if d := c.deadline.Load(); d != 0 && now > d {
 			c.deadline.Store(0)
 			_ = c.gc.Close()
+			continue
+		}
+		if c.pendingOut.Load() {
+			// gnet signals nothing when its output drains: poll, so a protocol
+			// holding data back (HTTP/2 flow of a slow reader) resumes.
+			c.Wake()
 		}
 	}
 	e.mu.Unlock()

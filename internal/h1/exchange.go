@@ -1,6 +1,7 @@
 package h1
 
 import (
+	"context"
 	"errors"
 
 	"github.com/celeris-dev/celeris/internal/bytesconv"
@@ -38,6 +39,13 @@ type exchange struct {
 	status    int
 	savedHdr  []httpmsg.Field // HTTP/1.0 streamed response header
 	savedRaw  []byte
+
+	inline bool      // the route runs on the event loop
+	pipe   *bodyPipe // streamed request body, nil when buffered
+	fed    int64     // body bytes moved into pipe (event loop)
+
+	ctx    context.Context    // created lazily by Context; guarded by conn.mu
+	cancel context.CancelFunc // guarded by conn.mu
 }
 
 // fill copies the head and points msg's strings into the copy.
@@ -97,6 +105,40 @@ func (ex *exchange) reset() {
 	ex.chunked, ex.keepAlive, ex.http10, ex.isHead = false, false, false, false
 	ex.answered, ex.streaming, ex.ended = false, false, false
 	ex.status = 0
+	ex.inline, ex.pipe, ex.fed = false, nil, 0
+	if ex.cancel != nil {
+		ex.cancel()
+		ex.ctx, ex.cancel = nil, nil
+	}
+}
+
+// copyTrailers keeps the trailer fields of a chunked body in ex's own buffer.
+func (ex *exchange) copyTrailers(fields []Field) {
+	for _, f := range fields {
+		start := len(ex.trail)
+		ex.trail = append(ex.trail, f.Name...)
+		mid := len(ex.trail)
+		ex.trail = append(ex.trail, f.Value...)
+		ex.msg.Trailer = append(ex.msg.Trailer, httpmsg.Field{
+			Name:  bytesconv.B2S(ex.trail[start:mid]),
+			Value: bytesconv.B2S(ex.trail[mid:]),
+		})
+	}
+}
+
+// closeAfter decides, when the response head is written, whether the connection
+// closes after it.
+func (ex *exchange) closeAfter() bool {
+	if ex.draining() {
+		ex.keepAlive = false
+	}
+	if ex.pipe != nil && !ex.pipe.complete() {
+		// The handler answers before the whole body arrived: the rest cannot be
+		// skipped safely in order, so the connection closes (RFC 9110 §10.1.1 allows
+		// either reading the body or closing).
+		ex.keepAlive = false
+	}
+	return !ex.keepAlive
 }
 
 func shrink(b []byte, max int) []byte {
@@ -137,10 +179,8 @@ func (ex *exchange) WriteResponse(status int, header []httpmsg.Field, body []byt
 		return ErrAnswered
 	}
 	ex.answered = true
-	if ex.draining() {
-		ex.keepAlive = false
-	}
-	dst := AppendHead(*ex.out, status, header, int64(len(body)), !ex.keepAlive, ex.http10 && ex.keepAlive)
+	closeConn := ex.closeAfter()
+	dst := AppendHead(*ex.out, status, header, int64(len(body)), closeConn, ex.http10 && ex.keepAlive)
 	if !ex.isHead && bodyAllowed(status) {
 		dst = append(dst, body...)
 	}
@@ -160,9 +200,7 @@ func (ex *exchange) WriteHeader(status int, header []httpmsg.Field) error {
 		return ErrAnswered
 	}
 	ex.answered, ex.streaming = true, true
-	if ex.draining() {
-		ex.keepAlive = false
-	}
+	ex.closeAfter()
 	if ex.http10 || !bodyAllowed(status) || ex.isHead {
 		ex.status = status
 		for _, f := range header {

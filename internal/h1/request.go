@@ -72,3 +72,7 @@ type Error struct {
 }
 
 func (e *Error) Error() string { return e.Reason }
+
+// StatusCode is the response status for e; the framework's error handler uses it
+// when a streamed body read fails.
+func (e *Error) StatusCode() int { return e.Status }

@@ -21,6 +21,10 @@ type ServerConfig struct {
 	EnableH2C bool // honour "Upgrade: h2c" (RFC 7540 §3.2)
 	// MaxBatch bounds how many pipelined requests one worker hand-off carries.
 	MaxBatch int
+	// StreamThreshold: request bodies of non-inline routes larger than this, chunked
+	// ones, and those expecting 100-continue stream to the handler as they arrive
+	// instead of being buffered whole. Default 64 KiB.
+	StreamThreshold int64
 }
 
 // errCloseAfterFlush closes a connection once its output batch is written.
@@ -52,11 +56,14 @@ type Conn struct {
 	upReq      *httpmsg.Request
 	upSettings []byte
 
+	streamEx *exchange // exchange whose body is being streamed to its handler
+
 	// Handed over by the worker; guarded by mu.
-	mu    sync.Mutex
-	ready []byte // response bytes to write, in order
-	done  bool   // the worker finished the batch
-	spare []byte // the loop's previous ready buffer, for reuse
+	mu     sync.Mutex
+	ready  []byte // response bytes to write, in order
+	done   bool   // the worker finished the batch
+	spare  []byte // the loop's previous ready buffer, for reuse
+	closed bool   // the connection closed (contexts created later start cancelled)
 }
 
 // NewConn returns the protocol state of a new HTTP/1.x connection.
@@ -86,8 +93,23 @@ func (cn *Conn) TakeUpgrade() (*httpmsg.Request, []byte) {
 	return r, s
 }
 
-// OnClose releases the connection's buffers.
+// OnClose cancels the contexts of requests in progress, aborts a streamed body and
+// releases the connection's buffers.
 func (cn *Conn) OnClose(error) {
+	cn.mu.Lock()
+	cn.closed = true
+	if cn.busy {
+		for _, ex := range cn.batch {
+			if ex.cancel != nil {
+				ex.cancel()
+			}
+		}
+	}
+	cn.mu.Unlock()
+	if cn.streamEx != nil {
+		cn.streamEx.pipe.abort(ErrBodyAborted)
+		cn.streamEx = nil
+	}
 	if !cn.busy {
 		cn.release()
 	}
@@ -95,8 +117,14 @@ func (cn *Conn) OnClose(error) {
 
 // OnData parses and serves every complete request in in (pipelining), in order.
 func (cn *Conn) OnData(in []byte) (int, error) {
-	if cn.busy || cn.closing {
+	if cn.closing {
 		return 0, nil
+	}
+	if cn.busy {
+		if cn.streamEx != nil {
+			return cn.feedPipe(in), nil
+		}
+		return 0, nil // pipelined requests wait until the worker hands the connection back
 	}
 	consumed := 0
 	for consumed < len(in) && !cn.closing {
@@ -126,8 +154,9 @@ func (cn *Conn) OnData(in []byte) (int, error) {
 		}
 		r := &cn.parse
 		hasBody := r.Chunked || r.ContentLength > 0
-		if r.Expect100 && hasBody && len(cn.batch) > 0 {
-			break // the interim 100 must not overtake earlier responses
+		mayStream := hasBody && (r.Chunked || r.Expect100 || r.ContentLength > cn.streamThreshold())
+		if mayStream && len(cn.batch) > 0 {
+			break // streamed bodies and interim responses must not overtake earlier answers
 		}
 		if r.UpgradeH2C && cn.cfg.EnableH2C && !hasBody && len(cn.batch) == 0 {
 			return consumed + n, cn.upgrade(in[consumed:consumed+n], r)
@@ -137,9 +166,24 @@ func (cn *Conn) OnData(in []byte) (int, error) {
 		if !ex.keepAlive {
 			cn.closing = true
 		}
+		ex.inline = cn.cfg.Handler.Prepare(&ex.msg)
+		if mayStream && !ex.inline {
+			// Dispatch now; the body follows through a pipe as it arrives.
+			ex.pipe = newPipe(cn, r.Expect100)
+			ex.msg.BodyReader = ex.pipe
+			cn.streamEx = ex
+			cn.chunk.Reset()
+			cn.batch = append(cn.batch, ex)
+			cn.submit()
+			if cn.streamEx != nil {
+				consumed += cn.feedPipe(in[consumed:])
+			}
+			return consumed, nil
+		}
 		if hasBody {
 			if r.Expect100 {
-				// RFC 9110 §10.1.1: the client waits for 100 before sending the body.
+				// RFC 9110 §10.1.1: the client waits for 100 before sending the body;
+				// a buffered body is read at dispatch.
 				cn.c.Write(Continue100)
 			}
 			cn.cur = ex
@@ -152,6 +196,13 @@ func (cn *Conn) OnData(in []byte) (int, error) {
 		cn.submit()
 	}
 	return consumed, nil
+}
+
+func (cn *Conn) streamThreshold() int64 {
+	if t := cn.cfg.StreamThreshold; t > 0 {
+		return t
+	}
+	return 64 << 10
 }
 
 // fail answers a refused request and closes the connection.
@@ -180,21 +231,12 @@ func (cn *Conn) readBody(in []byte) (n int, complete bool, err error) {
 	}
 	n, ex.body, complete, err = cn.chunk.Decode(in, ex.body, max)
 	if complete {
-		for _, f := range cn.chunk.Trailers() {
-			start := len(ex.trail)
-			ex.trail = append(ex.trail, f.Name...)
-			mid := len(ex.trail)
-			ex.trail = append(ex.trail, f.Value...)
-			ex.msg.Trailer = append(ex.msg.Trailer, httpmsg.Field{
-				Name:  bytesconv.B2S(ex.trail[start:mid]),
-				Value: bytesconv.B2S(ex.trail[mid:]),
-			})
-		}
+		ex.copyTrailers(cn.chunk.Trailers())
 	}
 	return n, complete, err
 }
 
-// enqueue routes a complete request and runs it inline or adds it to the batch.
+// enqueue runs a complete, routed request inline or adds it to the batch.
 func (cn *Conn) enqueue(ex *exchange) {
 	ex.msg.Body = ex.body
 	if len(ex.body) > 0 || ex.chunked {
@@ -203,8 +245,7 @@ func (cn *Conn) enqueue(ex *exchange) {
 	if ex.draining() {
 		ex.keepAlive = false
 	}
-	inline := cn.cfg.Handler.Prepare(&ex.msg)
-	if inline && len(cn.batch) == 0 && !cn.busy {
+	if ex.inline && len(cn.batch) == 0 && !cn.busy {
 		ex.out = &cn.inline
 		ex.serve(cn.cfg.Handler)
 		cn.c.Write(cn.inline)
@@ -265,7 +306,7 @@ func (cn *Conn) OnWake() error {
 		return nil
 	}
 	closeNow := cn.finishBatch()
-	if closeNow || (cn.draining.Load() && cn.cur == nil) {
+	if closeNow || cn.closing || (cn.draining.Load() && cn.cur == nil) {
 		cn.closing = true
 		return errCloseAfterFlush
 	}
@@ -275,6 +316,13 @@ func (cn *Conn) OnWake() error {
 // finishBatch recycles the finished batch; it reports whether a response closed
 // the connection.
 func (cn *Conn) finishBatch() (closeConn bool) {
+	if cn.streamEx != nil {
+		// The handler returned before its body was complete: the rest of the body
+		// cannot be told apart from the next request without reading it; close.
+		cn.streamEx.pipe.abort(ErrBodyAborted)
+		cn.streamEx = nil
+		closeConn = true
+	}
 	for i, ex := range cn.batch {
 		if !ex.keepAlive {
 			closeConn = true

@@ -1,0 +1,174 @@
+package h1
+
+import (
+	"context"
+	"errors"
+	"io"
+	"sync"
+)
+
+// pipeMax bounds the unread body bytes a pipe holds. Past it the loop stops
+// moving bytes out of the engine's buffer until the handler reads.
+const pipeMax = 256 << 10
+
+// ErrBodyAborted is returned by a streamed request body's Read when the connection
+// closed before the body was complete.
+var ErrBodyAborted = errors.New("h1: connection closed before the request body was complete")
+
+// bodyPipe streams a request body from the event loop (writer) to the handler
+// (reader). Every field is guarded by mu.
+type bodyPipe struct {
+	mu      sync.Mutex
+	cond    sync.Cond
+	buf     []byte // unread bytes are buf[off:]
+	off     int
+	done    bool  // the writer finished (complete body, or err)
+	err     error // the error the reader gets after buf drains (nil: io.EOF)
+	blocked bool  // the loop stopped feeding because the pipe is full
+	need100 bool  // send "100 Continue" on the first Read (RFC 9110 §10.1.1)
+	conn    *Conn
+}
+
+func newPipe(cn *Conn, need100 bool) *bodyPipe {
+	p := &bodyPipe{conn: cn, need100: need100}
+	p.cond.L = &p.mu
+	return p
+}
+
+// Read reads body bytes as they arrive. The first Read of a request that expects
+// 100-continue sends the interim response.
+func (p *bodyPipe) Read(b []byte) (int, error) {
+	p.mu.Lock()
+	if p.need100 {
+		p.need100 = false
+		if !p.done {
+			p.mu.Unlock()
+			p.conn.sendInterim(Continue100)
+			p.mu.Lock()
+		}
+	}
+	for len(p.buf)-p.off == 0 && !p.done {
+		p.cond.Wait()
+	}
+	if len(p.buf)-p.off == 0 {
+		err := p.err
+		p.mu.Unlock()
+		if err == nil {
+			err = io.EOF
+		}
+		return 0, err
+	}
+	n := copy(b, p.buf[p.off:])
+	p.off += n
+	if p.off == len(p.buf) {
+		p.buf, p.off = p.buf[:0], 0
+	}
+	wake := p.blocked && len(p.buf)-p.off < pipeMax/2
+	if wake {
+		p.blocked = false
+	}
+	p.mu.Unlock()
+	if wake {
+		p.conn.c.Wake()
+	}
+	return n, nil
+}
+
+// complete reports whether the writer finished.
+func (p *bodyPipe) complete() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.done
+}
+
+// abort ends the body with err (the connection closed).
+func (p *bodyPipe) abort(err error) {
+	p.mu.Lock()
+	if !p.done {
+		p.done, p.err = true, err
+	}
+	p.cond.Broadcast()
+	p.mu.Unlock()
+}
+
+// feedPipe moves body bytes of the streaming exchange from in to its pipe (event
+// loop). It stops when the pipe is full; the reader wakes the loop when it drained.
+func (cn *Conn) feedPipe(in []byte) int {
+	ex := cn.streamEx
+	p := ex.pipe
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.off > 0 {
+		n := copy(p.buf, p.buf[p.off:])
+		p.buf, p.off = p.buf[:n], 0
+	}
+	space := pipeMax - len(p.buf)
+	if space <= 0 {
+		p.blocked = true
+		return 0
+	}
+	var (
+		n        int
+		complete bool
+		err      error
+	)
+	if !ex.chunked {
+		n = min(int(ex.msg.ContentLength-ex.fed), len(in), space)
+		p.buf = append(p.buf, in[:n]...)
+		ex.fed += int64(n)
+		complete = ex.fed == ex.msg.ContentLength
+	} else {
+		max := cn.lim.MaxBodySize
+		if max <= 0 {
+			max = DefaultMaxBodySize
+		}
+		in = in[:min(len(in), space)]
+		before := len(p.buf)
+		n, p.buf, complete, err = cn.chunk.Decode(in, p.buf, max-ex.fed)
+		ex.fed += int64(len(p.buf) - before)
+		if complete {
+			ex.copyTrailers(cn.chunk.Trailers())
+		}
+	}
+	switch {
+	case err != nil:
+		// The handler gets the error (its status: 400 or 413) from Read; the
+		// connection closes after its response, the framing being unsafe now.
+		p.done, p.err = true, err
+		cn.streamEx = nil
+		cn.closing = true
+	case complete:
+		p.done = true
+		cn.streamEx = nil
+	case n < len(in) || len(p.buf) >= pipeMax:
+		// Bytes are left in the engine's buffer and no new read may come to
+		// resume: the reader wakes the loop once it drained the pipe.
+		p.blocked = true
+	}
+	p.cond.Broadcast()
+	return n
+}
+
+// sendInterim hands an interim response (100 Continue) to the loop ahead of the
+// final response (worker side).
+func (cn *Conn) sendInterim(b []byte) {
+	cn.mu.Lock()
+	cn.ready = append(cn.ready, b...)
+	cn.mu.Unlock()
+	cn.c.Wake()
+}
+
+// Context returns a context cancelled when the connection closes or the request
+// is done (httpmsg: the framework's c.Context()).
+func (ex *exchange) Context() context.Context {
+	cn := ex.conn
+	cn.mu.Lock()
+	defer cn.mu.Unlock()
+	if ex.ctx == nil {
+		ex.ctx, ex.cancel = context.WithCancel(context.Background())
+		if cn.closed {
+			ex.cancel()
+		}
+	}
+	return ex.ctx
+}

@@ -1,0 +1,128 @@
+package h2
+
+import (
+	"bytes"
+	"encoding/binary"
+	"io"
+	"testing"
+
+	"golang.org/x/net/http2/hpack"
+
+	"github.com/celeris-dev/celeris/internal/h2/frame"
+	"github.com/celeris-dev/celeris/internal/httpmsg"
+)
+
+// fuzzHandler answers inline or on a worker depending on the path, reading any
+// body.
+var fuzzHandler = handlerFunc{
+	inline: func(r *httpmsg.Request) bool { return r.Path == "/i" },
+	serve: func(r *httpmsg.Request, w httpmsg.ResponseWriter) {
+		if r.BodyReader != nil {
+			_, _ = io.Copy(io.Discard, r.BodyReader)
+		}
+		if r.RawQuery == "stream" {
+			_ = w.WriteHeader(200, nil)
+			_, _ = w.Write(bytes.Repeat([]byte("s"), 70000))
+			_ = w.End([]httpmsg.Field{{Name: "x-t", Value: "1"}})
+			return
+		}
+		_ = w.WriteResponse(200, []httpmsg.Field{{Name: "X-A", Value: "b"}}, bytes.Repeat([]byte("x"), len(r.Body)+100))
+	},
+}
+
+// FuzzConn feeds frame sequences built from the input, after a valid preface, to a
+// Conn: it must never panic, and its stream and queue bookkeeping stays bounded.
+func FuzzConn(f *testing.F) {
+	f.Add([]byte{0, 1, 1, 2, 3, 4})
+	f.Add([]byte{0, 0, 1, 0, 2, 0, 3, 1, 5, 1, 6})
+	f.Add([]byte{1, 1, 0, 9, 1, 4, 0, 0, 7, 1, 2, 1})
+	f.Add([]byte{2, 3, 0x10, 3, 5, 2, 0xff, 4, 4, 8, 8, 0, 1, 0xaa})
+	f.Add(bytes.Repeat([]byte{0, 7, 3}, 30))
+	f.Fuzz(func(t *testing.T, ops []byte) {
+		fc := newFakeConn()
+		c := NewConn(fc, fuzzHandler, testPool, &Config{MaxConcurrentStreams: 8, MaxRequestBodySize: 50000})
+		defer c.OnClose(nil)
+		var enc bytes.Buffer
+		henc := hpack.NewEncoder(&enc)
+		block := func(sel byte) []byte {
+			enc.Reset()
+			paths := []string{"/i", "/w", "/w?stream", "/i?x", ""}
+			fields := [][2]string{{":method", "POST"}, {":scheme", "http"}, {":path", paths[int(sel)%len(paths)]}}
+			if sel&0x10 != 0 {
+				fields = append(fields, [2]string{"content-length", "5"})
+			}
+			if sel&0x20 != 0 {
+				fields = append(fields, [2]string{"Bad", "x"})
+			}
+			if sel&0x40 != 0 {
+				fields = [][2]string{{"x-trailer", "v"}}
+			}
+			for _, fl := range fields {
+				_ = henc.WriteField(hpack.HeaderField{Name: fl[0], Value: fl[1]})
+			}
+			return bytes.Clone(enc.Bytes())
+		}
+		in := append([]byte(clientPreface), frame.AppendSettings(nil)...)
+		var pending []byte
+		feed := func(b []byte) bool {
+			pending = append(pending, b...)
+			n, err := c.OnData(pending)
+			pending = pending[n:]
+			select {
+			case <-fc.wake:
+				if err == nil {
+					err = c.OnWake()
+				}
+			default:
+			}
+			fc.take()
+			if len(c.streams) > 8 || len(c.sendq) > 16 || len(c.waiting) > 8 || len(pending) > 1<<20 {
+				t.Fatalf("unbounded: %d streams, %d sendq, %d waiting, %d pending", len(c.streams), len(c.sendq), len(c.waiting), len(pending))
+			}
+			return err == nil
+		}
+		if !feed(in) {
+			t.Fatal("handshake failed")
+		}
+		for i := 0; i+2 < len(ops); i += 3 {
+			op, a, b := ops[i], ops[i+1], ops[i+2]
+			id := uint32(a%16)*2 + 1
+			var fr []byte
+			switch op % 12 {
+			case 0:
+				fr = frame.AppendHeaders(nil, id, b&1 != 0, b&2 == 0, block(b>>2))
+			case 1:
+				fr = frame.AppendData(nil, id, b&1 != 0, make([]byte, int(b)*40))
+			case 2:
+				fr = frame.AppendContinuation(nil, id, b&1 != 0, block(b>>1))
+			case 3:
+				fr = frame.AppendRSTStream(nil, id, frame.ErrCode(b%14))
+			case 4:
+				fr = frame.AppendWindowUpdate(nil, uint32(a%3)*id, uint32(b)<<uint(a%24))
+			case 5:
+				fr = frame.AppendSettings(nil, frame.Setting{ID: frame.SettingID(a % 8), Val: uint32(b) << uint(b%28)})
+			case 6:
+				fr = frame.AppendPing(nil, b&1 != 0, [8]byte{a, b})
+			case 7:
+				fr = frame.AppendPriority(nil, id, frame.Priority{StreamDep: uint32(b % 8), Weight: a})
+			case 8:
+				fr = frame.AppendDataPadded(nil, id, b&1 != 0, make([]byte, int(b)), a)
+			case 9:
+				fr = frame.AppendRaw(nil, frame.Type(a), frame.Flags(b), id, ops[i:])
+			case 10:
+				// Let handlers run and answers drain.
+				if !feed(nil) {
+					return
+				}
+				continue
+			case 11:
+				fr = make([]byte, 9)
+				binary.BigEndian.PutUint32(fr, uint32(a)<<8|uint32(b))
+				fr = append(fr[:9], ops[i:]...)
+			}
+			if !feed(fr) {
+				return
+			}
+		}
+	})
+}

@@ -1,0 +1,374 @@
+package h2
+
+import (
+	"strings"
+
+	"golang.org/x/net/http2/hpack"
+
+	"github.com/celeris-dev/celeris/internal/bytesconv"
+	"github.com/celeris-dev/celeris/internal/h2/frame"
+	"github.com/celeris-dev/celeris/internal/httpmsg"
+)
+
+// headerBlock is the header block being decoded (HEADERS + CONTINUATION).
+// Owned by the event loop.
+type headerBlock struct {
+	active    bool // END_HEADERS not yet seen: only CONTINUATION may follow
+	streamID  uint32
+	s         *stream // target: a new request or trailers; nil when only decoding
+	trailers  bool
+	endStream bool
+	ignore    bool          // decode and drop (stream beyond GOAWAY)
+	discard   frame.ErrCode // when set, reset streamID with it after decoding
+	discardOn bool
+	raw       int   // raw block bytes (CVE-2024-27316 bound)
+	size      int64 // decoded header list size (RFC 9113 §6.5.2)
+	tooLarge  bool
+	malformed string // first §8.2/§8.3 violation
+	regular   bool   // a regular field was seen
+	pseudo    uint8  // pseudo-header fields seen
+	method    string
+	scheme    string
+	path      string
+	authority string
+	host      string
+}
+
+const (
+	seenMethod uint8 = 1 << iota
+	seenScheme
+	seenPath
+	seenAuthority
+)
+
+func (c *Conn) onHeaders(f *frame.Frame) error {
+	id := f.StreamID
+	// RFC 9113 §5.1.1: client streams are odd.
+	if id%2 == 0 {
+		return connErr(frame.ErrCodeProtocol, "even stream id from a client")
+	}
+	c.hb = headerBlock{streamID: id, endStream: f.EndStream()}
+	hb := &c.hb
+	selfDep := f.HasPriority && f.Priority.StreamDep == id
+	switch s := c.streams[id]; {
+	case s != nil:
+		switch {
+		case s.remoteDone:
+			// RFC 9113 §5.1: half-closed (remote) accepts no HEADERS.
+			hb.discardWith(frame.ErrCodeStreamClosed)
+		case !f.EndStream():
+			// RFC 9113 §8.1: trailers end the stream.
+			hb.discardWith(frame.ErrCodeProtocol)
+		case selfDep:
+			hb.discardWith(frame.ErrCodeProtocol)
+		default:
+			hb.s, hb.trailers = s, true
+		}
+	case id <= c.maxStreamID:
+		switch c.closedHow(id) {
+		case closedByPeer, closedByUs:
+			// RFC 9113 §5.1: after RST_STREAM, a stream error STREAM_CLOSED.
+			hb.discardWith(frame.ErrCodeStreamClosed)
+		case closedNormally:
+			return connErr(frame.ErrCodeStreamClosed, "HEADERS on a closed stream")
+		default:
+			// RFC 9113 §5.1.1: stream ids only grow.
+			return connErr(frame.ErrCodeProtocol, "stream id lower than a previous one")
+		}
+	default:
+		c.maxStreamID = id
+		switch {
+		case c.goingAway:
+			hb.ignore = true // RFC 9113 §6.8: streams after GOAWAY are ignored
+		case selfDep:
+			// RFC 9113 §5.3.1: a stream cannot depend on itself.
+			hb.discardWith(frame.ErrCodeProtocol)
+		case len(c.streams) >= int(c.cfg.MaxConcurrentStreams):
+			// RFC 9113 §5.1.2: streams beyond the advertised limit are refused.
+			hb.discardWith(frame.ErrCodeRefusedStream)
+		default:
+			hb.s = c.newStream(id)
+		}
+	}
+	return c.headerFragment(f.Data, f.EndHeaders())
+}
+
+func (hb *headerBlock) discardWith(code frame.ErrCode) {
+	hb.discard, hb.discardOn = code, true
+}
+
+// headerFragment feeds one fragment of the block to the HPACK decoder. The decoder
+// must see every block, even one we refuse, to keep its table in step (RFC 7541).
+func (c *Conn) headerFragment(p []byte, end bool) error {
+	hb := &c.hb
+	hb.raw += len(p)
+	// CVE-2024-27316 (CONTINUATION flood): the raw block is bounded whatever the
+	// number of frames.
+	if hb.raw > int(c.cfg.MaxHeaderListSize)+int(c.cfg.MaxFrameSize) {
+		return connErr(frame.ErrCodeEnhanceYourCalm, "header block too large")
+	}
+	if len(p) == 0 && !end {
+		// CVE-2019-9518: empty fragments cost work and carry nothing.
+		if err := c.defenses.emptyFrame(c); err != nil {
+			return err
+		}
+	}
+	if _, err := c.hdec.Write(p); err != nil {
+		return connErr(frame.ErrCodeCompression, "HPACK decoding failed")
+	}
+	if !end {
+		hb.active = true
+		return nil
+	}
+	hb.active = false
+	err := c.hdec.Close()
+	c.hdec.SetEmitEnabled(true)
+	if err != nil {
+		return connErr(frame.ErrCodeCompression, "HPACK decoding failed")
+	}
+	return c.endHeaders()
+}
+
+// onField is the HPACK decoder's emit function: it validates one field (RFC 9113
+// §8.2, §8.3) and stores it in the target request.
+func (c *Conn) onField(f hpack.HeaderField) {
+	hb := &c.hb
+	// HPACK bomb: the decoded list is bounded whatever the compression ratio.
+	hb.size += int64(len(f.Name) + len(f.Value) + 32)
+	if hb.size > int64(c.cfg.MaxHeaderListSize) {
+		hb.tooLarge = true
+		c.hdec.SetEmitEnabled(false) // keep decoding (table state) without emitting
+		return
+	}
+	if hb.s == nil || hb.malformed != "" {
+		return
+	}
+	if msg := validField(f.Name, f.Value); msg != "" {
+		hb.malformed = msg
+		return
+	}
+	req := &hb.s.req
+	if hb.trailers {
+		if f.Name[0] == ':' {
+			hb.malformed = "pseudo-header field in trailers"
+			return
+		}
+		req.Trailer = appendField(req.Trailer, f.Name, f.Value)
+		return
+	}
+	if f.Name[0] == ':' {
+		hb.malformed = hb.pseudoField(f.Name, f.Value)
+		return
+	}
+	hb.regular = true
+	switch f.Name {
+	case "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade":
+		// RFC 9113 §8.2.2: connection-specific fields are malformed.
+		hb.malformed = "connection-specific header field"
+		return
+	case "te":
+		if f.Value != "trailers" {
+			hb.malformed = "TE other than trailers"
+			return
+		}
+	case "content-length":
+		n, ok := bytesconv.ParseUint(bytesconv.S2B(f.Value), 1<<62)
+		if !ok || (hb.s.declLen >= 0 && hb.s.declLen != int64(n)) {
+			hb.malformed = "bad content-length"
+			return
+		}
+		hb.s.declLen = int64(n)
+	case "host":
+		if hb.host == "" {
+			hb.host = f.Value
+		}
+	}
+	req.Header = appendField(req.Header, f.Name, f.Value)
+}
+
+// pseudoField records a request pseudo-header field (RFC 9113 §8.3.1).
+func (hb *headerBlock) pseudoField(name, value string) string {
+	if hb.regular {
+		return "pseudo-header field after a regular field"
+	}
+	var bit uint8
+	switch name {
+	case ":method":
+		bit, hb.method = seenMethod, value
+	case ":scheme":
+		bit, hb.scheme = seenScheme, value
+	case ":path":
+		bit, hb.path = seenPath, value
+	case ":authority":
+		bit, hb.authority = seenAuthority, value
+	default:
+		return "unknown or response pseudo-header field"
+	}
+	if hb.pseudo&bit != 0 {
+		return "repeated pseudo-header field"
+	}
+	hb.pseudo |= bit
+	if value == "" && bit != seenAuthority {
+		return "empty pseudo-header field"
+	}
+	return ""
+}
+
+// validField checks a field against RFC 9113 §8.2.1: lower-case token names,
+// values without NUL, CR, LF or surrounding whitespace.
+func validField(name, value string) string {
+	if name == "" {
+		return "empty field name"
+	}
+	start := 0
+	if name[0] == ':' {
+		start = 1
+	}
+	for i := start; i < len(name); i++ {
+		if !isLowerTchar[name[i]] {
+			return "invalid field name"
+		}
+	}
+	for i := 0; i < len(value); i++ {
+		if b := value[i]; b == 0 || b == '\r' || b == '\n' {
+			return "invalid field value"
+		}
+	}
+	if n := len(value); n > 0 && (isSpace(value[0]) || isSpace(value[n-1])) {
+		return "field value with surrounding whitespace"
+	}
+	return ""
+}
+
+func isSpace(b byte) bool { return b == ' ' || b == '\t' }
+
+// isLowerTchar marks the token characters of RFC 9110 §5.6.2 except upper case.
+var isLowerTchar = func() (t [256]bool) {
+	for c := '0'; c <= '9'; c++ {
+		t[c] = true
+	}
+	for c := 'a'; c <= 'z'; c++ {
+		t[c] = true
+	}
+	for _, c := range "!#$%&'*+-.^_`|~" {
+		t[c] = true
+	}
+	return t
+}()
+
+// endHeaders acts on a complete header block.
+func (c *Conn) endHeaders() error {
+	hb := &c.hb
+	if hb.ignore {
+		return nil
+	}
+	if hb.discardOn {
+		if hb.discard == frame.ErrCodeRefusedStream {
+			if err := c.defenses.controlFrame(c); err != nil {
+				return err
+			}
+		}
+		return streamErr(hb.streamID, hb.discard, "header block refused")
+	}
+	s := hb.s
+	if s == nil {
+		return nil
+	}
+	if hb.trailers {
+		if hb.tooLarge || hb.malformed != "" {
+			return streamErr(s.id, frame.ErrCodeProtocol, "bad trailers")
+		}
+		c.endRequest(s)
+		return nil
+	}
+	c.streams[s.id] = s
+	if hb.tooLarge {
+		// RFC 9113 §10.5.1: a header list over the limit may be answered 431.
+		s.remoteDone = hb.endStream
+		c.rejectRequest(s, 431)
+		return nil
+	}
+	if hb.malformed == "" {
+		hb.malformed = hb.checkRequest()
+	}
+	// RFC 9113 §8.1.1: END_STREAM with a non-zero content-length is malformed.
+	if hb.malformed == "" && hb.endStream && s.declLen > 0 {
+		hb.malformed = "content-length without body"
+	}
+	if hb.malformed != "" {
+		// RFC 9113 §8.1.1: a malformed request is a stream error PROTOCOL_ERROR.
+		return streamErr(s.id, frame.ErrCodeProtocol, hb.malformed)
+	}
+	c.startRequest(s)
+	return nil
+}
+
+// checkRequest checks the pseudo-header fields of a request (RFC 9113 §8.3.1).
+func (hb *headerBlock) checkRequest() string {
+	if hb.method == "CONNECT" {
+		if hb.pseudo != seenMethod|seenAuthority {
+			return "bad CONNECT pseudo-header fields"
+		}
+		return ""
+	}
+	if hb.pseudo&(seenMethod|seenScheme|seenPath) != seenMethod|seenScheme|seenPath {
+		return "missing pseudo-header field"
+	}
+	if hb.path[0] != '/' && !(hb.path == "*" && hb.method == "OPTIONS") {
+		return "bad :path"
+	}
+	return ""
+}
+
+// startRequest fills the request of a new stream and hands it to Prepare.
+func (c *Conn) startRequest(s *stream) {
+	hb := &c.hb
+	r := &s.req
+	r.Method = hb.method
+	r.Scheme = hb.scheme
+	r.RequestURI = hb.path
+	r.Path, r.RawQuery = hb.path, ""
+	if i := strings.IndexByte(hb.path, '?'); i >= 0 {
+		r.Path, r.RawQuery = hb.path[:i], hb.path[i+1:]
+	}
+	r.Host = hb.authority
+	if r.Host == "" {
+		r.Host = hb.host
+	}
+	r.ContentLength = s.declLen
+	if hb.endStream {
+		r.ContentLength = 0
+	}
+	s.isHead = r.Method == "HEAD"
+	s.remoteDone = hb.endStream
+	c.lastProcessed = s.id
+	if s.declLen > c.cfg.MaxRequestBodySize {
+		c.rejectRequest(s, 413)
+		return
+	}
+	s.inline = c.h.Prepare(r)
+	switch {
+	case s.remoteDone:
+		c.dispatch(s)
+	case s.inline:
+		s.buffering = true
+	default:
+		r.BodyReader = &s.reader
+		c.dispatch(s)
+	}
+}
+
+// appendField appends a field, reusing fs's capacity.
+func appendField(fs []httpmsg.Field, name, value string) []httpmsg.Field {
+	return append(fs, httpmsg.Field{Name: name, Value: value})
+}
+
+// connectionSpecific reports the fields RFC 9113 §8.2.2 forbids (any case).
+func connectionSpecific(name string) bool {
+	for _, n := range [...]string{"connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade"} {
+		if httpmsg.EqualFold(name, n) {
+			return true
+		}
+	}
+	return false
+}

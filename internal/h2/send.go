@@ -1,0 +1,405 @@
+package h2
+
+import (
+	"strconv"
+	"strings"
+
+	"golang.org/x/net/http2/hpack"
+
+	"github.com/celeris-dev/celeris/internal/bytesconv"
+	"github.com/celeris-dev/celeris/internal/h2/frame"
+	"github.com/celeris-dev/celeris/internal/httpmsg"
+)
+
+const (
+	// maxQueued is how many unsent body bytes of one stream a worker may queue
+	// before Write blocks (backpressure).
+	maxQueued = 256 << 10
+	// wakeQueued is how many queued bytes make Write wake the loop without Flush.
+	wakeQueued = 16 << 10
+	// outboundLimit is how many unsent bytes the engine may hold before DATA waits
+	// (only with SetOutboundBuffered).
+	outboundLimit = 1 << 20
+	// directWrite is the DATA payload size above which the payload goes to the
+	// engine directly instead of through c.out (one copy less).
+	directWrite = 4 << 10
+)
+
+// service handles a stream that a handler put on the ready list.
+func (c *Conn) service(s *stream) {
+	c.mu.Lock()
+	s.sh.inReady = false
+	done := s.sh.done
+	consumed := s.sh.consumed
+	s.sh.consumed = 0
+	if !s.closed {
+		c.pumpLocked(s)
+	}
+	c.mu.Unlock()
+	if consumed > 0 {
+		c.recvCredit += consumed
+		if !s.closed {
+			s.recvCredit += consumed
+			c.grantStreamCredit(s)
+		}
+	}
+	if done && s.running {
+		s.running = false
+		c.handlers--
+		c.handlerReturned(s)
+		c.startWaiting()
+		return
+	}
+	c.maybeFinish(s)
+}
+
+// pumpLocked moves the stream's queued response to the output: HEADERS first,
+// then DATA as the windows allow, then END_STREAM or trailers. c.mu is held.
+func (c *Conn) pumpLocked(s *stream) {
+	sh := &s.sh
+	if sh.hdrReady {
+		sh.hdrReady = false
+		s.noBody = s.isHead || bodyless(sh.status)
+		if s.noBody {
+			sh.data, sh.rd = sh.data[:0], 0
+		}
+		end := sh.ended && len(sh.data) == sh.rd && !sh.hasTrl
+		c.writeHeaders(s, sh.status, sh.hdr.fields, sh.length, end)
+		sh.hdr = sh.hdr.reset()
+		if end {
+			return
+		}
+	}
+	if !s.hdrSent || s.localDone {
+		return
+	}
+	if s.noBody {
+		sh.data, sh.rd = sh.data[:0], 0
+	}
+	if sh.rd < len(sh.data) {
+		if c.holdData() {
+			c.enqueueSend(s)
+			return
+		}
+		sh.rd += c.sendData(s, sh.data[sh.rd:], sh.ended && !sh.hasTrl)
+		if sh.rd == len(sh.data) {
+			sh.data, sh.rd = sh.data[:0], 0
+		} else if sh.rd >= 64<<10 && sh.rd >= len(sh.data)/2 {
+			n := copy(sh.data, sh.data[sh.rd:])
+			sh.data, sh.rd = sh.data[:n], 0
+		}
+	}
+	if sh.blocked && len(sh.data)-sh.rd < maxQueued {
+		sh.blocked = false
+		s.cond.Broadcast()
+	}
+	if sh.rd < len(sh.data) {
+		c.enqueueSend(s)
+		return
+	}
+	if sh.ended && !s.localDone {
+		if sh.hasTrl {
+			c.writeTrailers(s, sh.trailer.fields)
+			sh.trailer = sh.trailer.reset()
+		} else {
+			c.out = frame.AppendData(c.out, s.id, true, nil)
+			s.localDone = true
+		}
+	}
+}
+
+// holdData reports that the engine holds more than outboundLimit unsent bytes
+// (see SetOutboundBuffered): DATA then waits for a later callback.
+func (c *Conn) holdData() bool {
+	if c.outbound != nil && c.outbound() > outboundLimit {
+		c.heldBack = true
+		return true
+	}
+	return false
+}
+
+func (c *Conn) enqueueSend(s *stream) {
+	if !s.inSendq {
+		s.inSendq = true
+		c.sendq = append(c.sendq, s)
+	}
+}
+
+// runSendq retries the streams waiting for flow-control window, in order.
+func (c *Conn) runSendq() {
+	q := c.sendq
+	c.sendq = nil
+	for i, s := range q {
+		q[i] = nil
+		s.inSendq = false
+		if s.closed {
+			c.maybeRecycle(s)
+			continue
+		}
+		c.mu.Lock()
+		c.pumpLocked(s)
+		c.mu.Unlock()
+		c.maybeFinish(s)
+	}
+	if c.sendq == nil {
+		c.sendq = q[:0]
+	} else {
+		c.sendq = append(q[:0], c.sendq...)
+	}
+}
+
+// sendData frames p as DATA within the peer's frame size and the stream and
+// connection send windows (RFC 9113 §6.9.1). It returns how many bytes it sent;
+// END_STREAM goes on the last frame when end is set and all of p fits.
+func (c *Conn) sendData(s *stream, p []byte, end bool) int {
+	sent := 0
+	for sent < len(p) {
+		n := int64(len(p) - sent)
+		n = min(n, s.sendWindow, c.sendWindow, int64(c.peerMaxFrame))
+		if n <= 0 {
+			break
+		}
+		last := end && sent+int(n) == len(p)
+		chunk := p[sent : sent+int(n)]
+		if n >= directWrite {
+			c.out = frame.AppendHeader(c.out, int(n), frame.TypeData, endFlag(last), s.id)
+			c.nc.Write(c.out)
+			c.out = c.out[:0]
+			c.nc.Write(chunk)
+		} else {
+			c.out = frame.AppendData(c.out, s.id, last, chunk)
+		}
+		s.sendWindow -= n
+		c.sendWindow -= n
+		sent += int(n)
+		if last {
+			s.localDone = true
+		}
+	}
+	return sent
+}
+
+func endFlag(end bool) frame.Flags {
+	if end {
+		return frame.FlagEndStream
+	}
+	return 0
+}
+
+// bodyless reports a status whose response has no content (RFC 9110 §6.4.1).
+func bodyless(status int) bool {
+	return status < 200 || status == 204 || status == 304
+}
+
+// respondError answers s with an empty response of the given status from the loop.
+func (c *Conn) respondError(s *stream, status int) {
+	if s.closed || s.hdrSent {
+		return
+	}
+	c.mu.Lock()
+	s.sh.status = status
+	s.sh.ended = true
+	c.mu.Unlock()
+	c.writeHeaders(s, status, nil, 0, true)
+}
+
+// rejectRequest answers a request the handler never sees with an empty error
+// response, then closes the stream; a client still sending is asked to stop with
+// RST_STREAM NO_ERROR (RFC 9113 §8.1).
+func (c *Conn) rejectRequest(s *stream, status int) {
+	c.respondError(s, status)
+	if s.remoteDone {
+		c.closeStream(s, closedNormally)
+		return
+	}
+	c.resetStream(s, frame.ErrCodeNo)
+}
+
+// writeHeaders encodes the response head and writes HEADERS (+CONTINUATION).
+// length < 0 omits content-length. RFC 9113 §8.2.2: connection-specific fields
+// are dropped; §8.2: names are sent in lower case.
+func (c *Conn) writeHeaders(s *stream, status int, fields []httpmsg.Field, length int64, end bool) {
+	if d := bytesconv.Date(); len(c.dateSrc) == 0 || &d[0] != &c.dateSrc[0] {
+		// The Date slice is never modified once published, so a string over it
+		// may live in the HPACK table.
+		c.dateSrc, c.dateStr = d, bytesconv.B2S(d)
+	}
+	if c.hc.match(status, fields, length, c.dateStr) {
+		c.writeBlock(s.id, c.hc.block, end)
+	} else {
+		c.hw.b = c.hw.b[:0]
+		c.indexedOnly = true
+		c.encode(":status", statusString(status), false)
+		for _, f := range fields {
+			name := c.lowerName(f.Name)
+			switch name {
+			case "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "date":
+				continue
+			case "content-length":
+				if length >= 0 {
+					continue
+				}
+			}
+			c.encode(name, f.Value, true)
+		}
+		if length >= 0 && !bodyless(status) {
+			c.scratch = bytesconv.AppendUint(c.scratch[:0], uint64(length))
+			c.encode("content-length", bytesconv.B2S(c.scratch), true)
+		}
+		c.encode("date", c.dateStr, false)
+		c.hc.store(c, status, fields, length)
+		c.writeBlock(s.id, c.hw.b, end)
+	}
+	s.hdrSent = true
+	if end {
+		s.localDone = true
+	}
+}
+
+// hdrCache remembers the last response head whose every field encoded as an
+// indexed HPACK reference. Such a block leaves the encoder's table unchanged, so
+// until another block changes it, the same head encodes to the same bytes, which
+// are reused instead of searching the table again. Owned by the event loop.
+type hdrCache struct {
+	ok     bool
+	status int
+	length int64
+	date   string
+	fields []httpmsg.Field // interned: safe to keep
+	block  []byte
+}
+
+func (h *hdrCache) match(status int, fields []httpmsg.Field, length int64, date string) bool {
+	if !h.ok || h.status != status || h.length != length || h.date != date || len(h.fields) != len(fields) {
+		return false
+	}
+	for i := range fields {
+		if fields[i] != h.fields[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func (h *hdrCache) store(c *Conn, status int, fields []httpmsg.Field, length int64) {
+	h.ok = false
+	if !c.indexedOnly || len(fields) > 16 {
+		return
+	}
+	h.fields = h.fields[:0]
+	for _, f := range fields {
+		v, ok := c.internValue(f.Value)
+		if !ok {
+			return
+		}
+		h.fields = append(h.fields, httpmsg.Field{Name: c.internString(f.Name), Value: v})
+	}
+	h.ok, h.status, h.length, h.date = true, status, length, c.dateStr
+	h.block = append(h.block[:0], c.hw.b...)
+}
+
+// writeTrailers sends trailer fields as the final HEADERS with END_STREAM.
+func (c *Conn) writeTrailers(s *stream, fields []httpmsg.Field) {
+	c.hw.b = c.hw.b[:0]
+	for _, f := range fields {
+		c.encode(c.lowerName(f.Name), f.Value, true)
+	}
+	c.writeBlock(s.id, c.hw.b, true)
+	s.localDone = true
+}
+
+// writeBlock writes a header block as HEADERS and, past the peer's
+// SETTINGS_MAX_FRAME_SIZE, CONTINUATION frames (RFC 9113 §4.3).
+func (c *Conn) writeBlock(id uint32, block []byte, end bool) {
+	max := int(c.peerMaxFrame)
+	first := block[:min(len(block), max)]
+	block = block[len(first):]
+	c.out = frame.AppendHeaders(c.out, id, end, len(block) == 0, first)
+	for len(block) > 0 {
+		n := min(len(block), max)
+		c.out = frame.AppendContinuation(c.out, id, n == len(block), block[:n])
+		block = block[n:]
+	}
+}
+
+// encode writes one field with the connection's HPACK encoder. The encoder's
+// dynamic table keeps the strings it indexes, so borrowed strings (mayBorrow) are
+// interned first; a value that cannot be interned is sent never-indexed.
+func (c *Conn) encode(name, value string, mayBorrow bool) {
+	sensitive := false
+	if mayBorrow {
+		name = c.internString(name)
+		if v, ok := c.internValue(value); ok {
+			value = v
+		} else {
+			sensitive = true
+		}
+	}
+	n := len(c.hw.b)
+	_ = c.henc.WriteField(hpack.HeaderField{Name: name, Value: value, Sensitive: sensitive})
+	if c.hw.b[n]&0x80 == 0 {
+		// Not an indexed reference: the table may have changed (RFC 7541 §6).
+		c.indexedOnly = false
+		c.hc.ok = false
+	}
+}
+
+const (
+	maxIntern    = 512 // interned strings per connection before the table restarts
+	maxInternLen = 128 // longer values are sent never-indexed instead
+)
+
+// internString returns a string equal to s that is owned by the connection.
+func (c *Conn) internString(s string) string {
+	if v, ok := c.intern[s]; ok {
+		return v
+	}
+	if len(c.intern) >= maxIntern {
+		clear(c.intern)
+	}
+	v := strings.Clone(s)
+	c.intern[v] = v
+	return v
+}
+
+func (c *Conn) internValue(s string) (string, bool) {
+	if v, ok := c.intern[s]; ok {
+		return v, true
+	}
+	if len(s) > maxInternLen {
+		return "", false
+	}
+	return c.internString(s), true
+}
+
+// lowerName returns name in lower case, without allocating when it already is.
+func (c *Conn) lowerName(name string) string {
+	for i := 0; i < len(name); i++ {
+		if 'A' <= name[i] && name[i] <= 'Z' {
+			c.scratch = append(c.scratch[:0], name...)
+			for j := i; j < len(c.scratch); j++ {
+				if b := c.scratch[j]; 'A' <= b && b <= 'Z' {
+					c.scratch[j] = b + 'a' - 'A'
+				}
+			}
+			return c.internString(bytesconv.B2S(c.scratch))
+		}
+	}
+	return name
+}
+
+// statusStrings holds the three-digit status codes, so encoding one never
+// allocates.
+var statusStrings = func() (t [600]string) {
+	for i := 100; i < len(t); i++ {
+		t[i] = strconv.Itoa(i)
+	}
+	return t
+}()
+
+func statusString(code int) string {
+	if code >= 100 && code < len(statusStrings) {
+		return statusStrings[code]
+	}
+	return strconv.Itoa(code)
+}

@@ -1,0 +1,393 @@
+package h2
+
+import (
+	"sync"
+
+	"github.com/celeris-dev/celeris/internal/bytesconv"
+	"github.com/celeris-dev/celeris/internal/h2/frame"
+	"github.com/celeris-dev/celeris/internal/httpmsg"
+)
+
+// stream is one request/response exchange (RFC 9113 §5.1). Streams are recycled
+// through the connection's free list once closed and their handler returned.
+type stream struct {
+	c  *Conn
+	id uint32
+
+	// Owned by the event loop. req is read by the handler between dispatch and the
+	// end of Serve; the loop then only writes req.Trailer (before the body reader
+	// reports io.EOF).
+	req        httpmsg.Request
+	remoteDone bool // END_STREAM received: half-closed (remote)
+	localDone  bool // END_STREAM or RST_STREAM sent: half-closed (local)
+	closed     bool // gone from c.streams
+	free       bool // on c.free (then closed is set too)
+	inline     bool // set before Serve, read-only while it runs
+	isHead     bool // set before Serve, read-only while it runs
+	noBody     bool // the response carries no DATA (HEAD, 1xx, 204, 304)
+	buffering  bool // inline route waiting for its body in body
+	draining   bool // answered, handler returned: the rest of the body is discarded
+	discarded  int64
+	running    bool // a worker handler has not returned
+	waiting    bool // in c.waiting
+	inSendq    bool // in c.sendq
+	hdrSent    bool // response HEADERS written
+	declLen    int64
+	received   int64
+	recvWindow int64 // receive window the peer may still use on this stream
+	recvCredit int64 // released receive bytes not yet granted back
+	sendWindow int64
+	body       []byte // buffered body of an inline route
+	reader     bodyReader
+	ctx        streamCtx
+
+	// sh is shared with the handler goroutine, guarded by c.mu.
+	sh   shared
+	cond sync.Cond // L is &c.mu; signals readers and writers waiting on sh
+}
+
+// shared is the part of a stream that a worker handler and the loop both touch.
+// Every field is guarded by Conn.mu.
+type shared struct {
+	// Response, handler -> loop.
+	status   int      // 0 until the response starts
+	hdr      fieldBuf // response fields waiting to be encoded
+	hdrReady bool     // status and hdr wait for the loop
+	length   int64    // content-length of a complete response, -1 when streamed
+	data     []byte   // body bytes not yet framed: data[rd:]
+	rd       int
+	ended    bool // the handler finished its response
+	trailer  fieldBuf
+	hasTrl   bool
+	done     bool // Serve returned
+	inReady  bool // in c.ready
+	dead     bool // stream closed or connection gone: handler I/O fails
+	blocked  bool // a writer waits for data to drain
+
+	// Request body, loop -> handler.
+	in       []byte // unread body bytes: in[inRd:]
+	inRd     int
+	inEOF    bool
+	inErr    error
+	readWait bool  // a reader waits for bytes
+	consumed int64 // bytes read by the handler, not yet credited by the loop
+}
+
+// fieldBuf holds copies of header fields handed over by a handler. The strings in
+// fields alias buf; they are valid until reset and never given to the HPACK encoder
+// without interning (its table keeps strings).
+type fieldBuf struct {
+	buf    []byte
+	fields []httpmsg.Field
+}
+
+const maxFree = 64 // streams kept per connection for reuse
+
+func (c *Conn) newStream(id uint32) *stream {
+	var s *stream
+	if n := len(c.free); n > 0 {
+		s = c.free[n-1]
+		c.free[n-1] = nil
+		c.free = c.free[:n-1]
+	} else {
+		s = &stream{c: c}
+		s.cond.L = &c.mu
+		s.reader.s = s
+	}
+	s.id = id
+	s.closed, s.free = false, false
+	s.declLen = -1
+	s.recvWindow = int64(c.cfg.InitialWindowSize)
+	s.sendWindow = c.peerInitWindow
+	s.sh.length = -1
+	r := &s.req
+	r.Proto, r.ProtoMajor, r.ProtoMinor = "HTTP/2.0", 2, 0
+	r.StreamID = id
+	r.RemoteAddr = c.remote
+	r.ContentLength = -1
+	r.Ctx = &s.ctx
+	return s
+}
+
+// recycle resets s for reuse once nothing refers to it any more.
+func (c *Conn) maybeRecycle(s *stream) {
+	if !s.closed || s.free || s.running || s.waiting || s.inSendq || c.phase == phaseClosed {
+		return
+	}
+	c.mu.Lock()
+	inReady := s.sh.inReady
+	c.mu.Unlock()
+	if inReady || len(c.free) >= maxFree {
+		return
+	}
+	s.req.Reset()
+	body := s.body[:0]
+	if cap(body) > 64<<10 {
+		body = nil
+	}
+	sh := shared{
+		hdr:     s.sh.hdr.reset(),
+		trailer: s.sh.trailer.reset(),
+	}
+	if cap(s.sh.data) <= 64<<10 {
+		sh.data = s.sh.data[:0]
+	}
+	if cap(s.sh.in) <= 64<<10 {
+		sh.in = s.sh.in[:0]
+	}
+	// A stream on the free list stays "closed", so a stale reference is inert.
+	*s = stream{c: c, req: s.req, body: body, sh: sh, reader: bodyReader{s: s}, closed: true, free: true}
+	s.cond.L = &c.mu
+	c.free = append(c.free, s)
+}
+
+func (b *fieldBuf) reset() fieldBuf {
+	if cap(b.buf) > 16<<10 {
+		return fieldBuf{}
+	}
+	clear(b.fields)
+	return fieldBuf{buf: b.buf[:0], fields: b.fields[:0]}
+}
+
+// add copies f into the buffer.
+func (b *fieldBuf) add(fields []httpmsg.Field) {
+	start := len(b.buf)
+	for _, f := range fields {
+		b.buf = append(b.buf, f.Name...)
+		b.buf = append(b.buf, f.Value...)
+	}
+	// The strings alias the final buf: take them after every append.
+	off := start
+	for _, f := range fields {
+		n, v := len(f.Name), len(f.Value)
+		b.fields = append(b.fields, httpmsg.Field{
+			Name:  bytesconv.B2S(b.buf[off : off+n]),
+			Value: bytesconv.B2S(b.buf[off+n : off+n+v]),
+		})
+		off += n + v
+	}
+}
+
+// dispatch runs the handler of a request whose head (and, inline, body) is
+// complete.
+func (c *Conn) dispatch(s *stream) {
+	if s.inline {
+		c.h.Serve(&s.req, s)
+		c.handlerReturned(s)
+		return
+	}
+	if c.handlers >= c.cfg.MaxHandlersPerConn {
+		// CVE-2023-44487 (rapid reset): handlers per connection are bounded; the
+		// request waits on the loop for a slot.
+		s.waiting = true
+		c.waiting = append(c.waiting, s)
+		return
+	}
+	c.startWorker(s)
+}
+
+func (c *Conn) startWorker(s *stream) {
+	s.running = true
+	c.handlers++
+	if !c.pool.Submit(s) {
+		// The pool is stopped or full: answer 503 as if a handler had.
+		s.running = false
+		c.handlers--
+		c.mu.Lock()
+		s.sh.done = true
+		c.mu.Unlock()
+		c.respondError(s, 503)
+		c.maybeFinish(s)
+	}
+}
+
+// Run is the work.Task of a worker handler.
+func (s *stream) Run() {
+	c := s.c
+	defer func() {
+		c.mu.Lock()
+		s.sh.done = true
+		wake := c.notifyLocked(s)
+		c.mu.Unlock()
+		if wake {
+			c.nc.Wake()
+		}
+	}()
+	c.h.Serve(&s.req, s)
+}
+
+// startWaiting gives free handler slots to waiting requests, in arrival order.
+func (c *Conn) startWaiting() {
+	i := 0
+	for ; i < len(c.waiting) && c.handlers < c.cfg.MaxHandlersPerConn; i++ {
+		s := c.waiting[i]
+		c.waiting[i] = nil
+		s.waiting = false
+		if s.closed {
+			c.maybeRecycle(s)
+			continue
+		}
+		c.startWorker(s)
+	}
+	if i > 0 {
+		n := copy(c.waiting, c.waiting[i:])
+		clear(c.waiting[n:])
+		c.waiting = c.waiting[:n]
+	}
+}
+
+// handlerReturned finishes a stream whose handler (inline or worker) returned: a
+// handler that never answered gets 500, one that left a streamed response open
+// gets RST_STREAM INTERNAL_ERROR.
+func (c *Conn) handlerReturned(s *stream) {
+	if !s.closed {
+		c.mu.Lock()
+		status, ended := s.sh.status, s.sh.ended
+		c.mu.Unlock()
+		switch {
+		case status == 0:
+			c.respondError(s, 500)
+		case !ended:
+			c.resetStream(s, frame.ErrCodeInternal)
+		}
+	}
+	c.maybeFinish(s)
+}
+
+// maybeFinish closes s when both sides are done. A response finished before the
+// request body ended asks the client to stop sending (RFC 9113 §8.1: RST_STREAM
+// NO_ERROR) once the handler returned.
+func (c *Conn) maybeFinish(s *stream) {
+	if s.closed {
+		c.maybeRecycle(s)
+		return
+	}
+	if !s.localDone {
+		return
+	}
+	if s.remoteDone {
+		c.closeStream(s, closedNormally)
+		return
+	}
+	if !s.running && !s.buffering && !s.draining {
+		c.mu.Lock()
+		done := s.sh.done || s.inline
+		c.mu.Unlock()
+		if done {
+			// The response is complete and the handler gone while the client still
+			// sends its body: the stream stays half-closed (local), discarding what
+			// arrives (still validating frames) until END_STREAM; more than
+			// maxDiscard bytes get RST_STREAM NO_ERROR (RFC 9113 §8.1). A draining
+			// stream does not keep the connection busy.
+			s.draining = true
+			c.draining++
+		}
+	}
+}
+
+// maxDiscard is how much request body a draining stream discards before asking
+// the client to stop with RST_STREAM NO_ERROR.
+const maxDiscard = 64 << 10
+
+// closeStream moves s to "closed": it leaves the stream map, and the handler's
+// pending I/O fails.
+func (c *Conn) closeStream(s *stream, how closeHow) {
+	if s.closed {
+		return
+	}
+	s.closed = true
+	delete(c.streams, s.id)
+	if s.draining {
+		s.draining = false
+		c.draining--
+	}
+	c.closedRing[c.ringPos] = closedID{id: s.id, how: how}
+	c.ringPos = (c.ringPos + 1) % len(c.closedRing)
+	if how == closedNormally {
+		c.defenses.completed++
+	}
+	c.mu.Lock()
+	var unread int64
+	if how != closedNormally {
+		// Unread body bytes will never be read: give their window back.
+		unread = int64(len(s.sh.in)-s.sh.inRd) + s.sh.consumed
+		s.sh.in, s.sh.inRd, s.sh.consumed = s.sh.in[:0], 0, 0
+	}
+	s.sh.dead = true
+	if s.sh.inErr == nil && !s.sh.inEOF {
+		s.sh.inErr = ErrStreamClosed
+	}
+	s.sh.data, s.sh.rd = s.sh.data[:0], 0
+	s.cond.Broadcast()
+	c.mu.Unlock()
+	if how != closedNormally {
+		s.ctx.cancel()
+	}
+	c.recvCredit += unread
+	if s.buffering {
+		s.buffering = false
+	}
+	c.maybeRecycle(s)
+}
+
+// resetStream sends RST_STREAM for s and closes it.
+func (c *Conn) resetStream(s *stream, code frame.ErrCode) {
+	if s.closed {
+		return
+	}
+	s.localDone = true
+	c.out = frame.AppendRSTStream(c.out, s.id, code)
+	c.closeStream(s, closedByUs)
+}
+
+// resetStreamID answers a stream error on id, open or not.
+func (c *Conn) resetStreamID(id uint32, code frame.ErrCode) {
+	if s := c.streams[id]; s != nil {
+		c.resetStream(s, code)
+		return
+	}
+	c.out = frame.AppendRSTStream(c.out, id, code)
+	c.remember(id, closedByUs)
+}
+
+func (c *Conn) remember(id uint32, how closeHow) {
+	for i := range c.closedRing {
+		if c.closedRing[i].id == id {
+			c.closedRing[i].how = how
+			return
+		}
+	}
+	c.closedRing[c.ringPos] = closedID{id: id, how: how}
+	c.ringPos = (c.ringPos + 1) % len(c.closedRing)
+}
+
+// closedHow reports how a recently closed stream closed, or 0 when unknown.
+func (c *Conn) closedHow(id uint32) closeHow {
+	for _, e := range c.closedRing {
+		if e.id == id {
+			return e.how
+		}
+	}
+	return 0
+}
+
+// abortStreams fails every stream's pending handler I/O (connection error or
+// close).
+func (c *Conn) abortStreams() {
+	c.mu.Lock()
+	for _, s := range c.streams {
+		s.sh.dead = true
+		if s.sh.inErr == nil {
+			s.sh.inErr = ErrStreamClosed
+		}
+		s.cond.Broadcast()
+	}
+	c.mu.Unlock()
+	for _, s := range c.streams {
+		s.ctx.cancel()
+	}
+	for _, s := range c.waiting {
+		s.waiting = false
+	}
+	c.waiting = nil
+}

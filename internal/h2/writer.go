@@ -1,0 +1,252 @@
+package h2
+
+import (
+	"github.com/celeris-dev/celeris/internal/httpmsg"
+)
+
+// The stream is the httpmsg.ResponseWriter of its request. On an inline route its
+// methods run on the loop and write frames directly; on a worker they queue the
+// response on the stream's shared part and wake the loop, which frames it (see
+// pumpLocked). Field strings and byte slices are copied before the call returns.
+
+// WriteResponse sends a complete response. It implements httpmsg.ResponseWriter.
+// On a worker the body is copied whole (it is already in memory); only streamed
+// Writes are subject to backpressure.
+func (s *stream) WriteResponse(status int, header []httpmsg.Field, body []byte) error {
+	c := s.c
+	if s.inline {
+		if err := s.startInline(status); err != nil {
+			return err
+		}
+		s.noBody = s.isHead || bodyless(status)
+		length := int64(len(body)) // a HEAD response announces the GET length
+		if s.noBody {
+			body = nil
+		}
+		c.mu.Lock()
+		s.sh.ended = true
+		c.mu.Unlock()
+		c.writeHeaders(s, status, header, length, len(body) == 0)
+		if len(body) > 0 {
+			s.inlineData(body, true)
+		}
+		return nil
+	}
+	c.mu.Lock()
+	if err := s.startLocked(status, header); err != nil {
+		c.mu.Unlock()
+		return err
+	}
+	s.sh.length = int64(len(body))
+	s.sh.ended = true
+	if !s.isHead && !bodyless(status) {
+		s.sh.data = append(s.sh.data, body...)
+	}
+	wake := c.notifyLocked(s)
+	c.mu.Unlock()
+	if wake {
+		c.nc.Wake()
+	}
+	return nil
+}
+
+// WriteHeader starts a streamed response. It implements httpmsg.ResponseWriter.
+func (s *stream) WriteHeader(status int, header []httpmsg.Field) error {
+	c := s.c
+	if s.inline {
+		if err := s.startInline(status); err != nil {
+			return err
+		}
+		s.noBody = s.isHead || bodyless(status)
+		c.writeHeaders(s, status, header, -1, false)
+		return nil
+	}
+	c.mu.Lock()
+	err := s.startLocked(status, header)
+	c.mu.Unlock()
+	return err
+}
+
+// Write queues body bytes of a streamed response; on a worker it blocks while
+// more than maxQueued bytes of the stream are unsent. It implements
+// httpmsg.ResponseWriter.
+func (s *stream) Write(p []byte) (int, error) {
+	c := s.c
+	if s.inline {
+		if s.sh.status == 0 {
+			if err := s.WriteHeader(200, nil); err != nil {
+				return 0, err
+			}
+		}
+		if s.closed || s.sh.ended {
+			return 0, ErrStreamClosed
+		}
+		if !s.noBody {
+			s.inlineData(p, false)
+		}
+		return len(p), nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s.sh.status == 0 {
+		if err := s.startLocked(200, nil); err != nil {
+			return 0, err
+		}
+	}
+	written := 0
+	for written < len(p) {
+		for !s.sh.dead && len(s.sh.data)-s.sh.rd >= maxQueued {
+			s.sh.blocked = true
+			if c.notifyLocked(s) {
+				c.mu.Unlock()
+				c.nc.Wake()
+				c.mu.Lock()
+				continue
+			}
+			s.cond.Wait()
+		}
+		if s.sh.dead || s.sh.ended {
+			return written, ErrStreamClosed
+		}
+		n := min(len(p)-written, maxQueued-(len(s.sh.data)-s.sh.rd))
+		s.sh.data = append(s.sh.data, p[written:written+n]...)
+		written += n
+		if len(s.sh.data)-s.sh.rd >= wakeQueued && c.notifyLocked(s) {
+			c.mu.Unlock()
+			c.nc.Wake()
+			c.mu.Lock()
+		}
+	}
+	return written, nil
+}
+
+// Flush sends what was written so far. It implements httpmsg.ResponseWriter.
+func (s *stream) Flush() error {
+	c := s.c
+	if s.inline {
+		if s.sh.status == 0 {
+			return s.WriteHeader(200, nil)
+		}
+		return nil
+	}
+	c.mu.Lock()
+	if s.sh.status == 0 {
+		if err := s.startLocked(200, nil); err != nil {
+			c.mu.Unlock()
+			return err
+		}
+	}
+	if s.sh.dead {
+		c.mu.Unlock()
+		return ErrStreamClosed
+	}
+	wake := c.notifyLocked(s)
+	c.mu.Unlock()
+	if wake {
+		c.nc.Wake()
+	}
+	return nil
+}
+
+// End finishes a streamed response with optional trailers. It implements
+// httpmsg.ResponseWriter.
+func (s *stream) End(trailer []httpmsg.Field) error {
+	c := s.c
+	if s.inline {
+		if s.sh.status == 0 {
+			if err := s.WriteHeader(200, nil); err != nil {
+				return err
+			}
+		}
+		if s.closed || s.sh.ended {
+			return ErrStreamClosed
+		}
+		c.mu.Lock()
+		s.sh.ended = true
+		if len(trailer) > 0 {
+			s.sh.trailer.add(trailer)
+			s.sh.hasTrl = true
+		}
+		c.pumpLocked(s)
+		c.mu.Unlock()
+		return nil
+	}
+	c.mu.Lock()
+	if s.sh.status == 0 {
+		if err := s.startLocked(200, nil); err != nil {
+			c.mu.Unlock()
+			return err
+		}
+	}
+	if s.sh.dead || s.sh.ended {
+		c.mu.Unlock()
+		return ErrStreamClosed
+	}
+	s.sh.ended = true
+	if len(trailer) > 0 {
+		s.sh.trailer.add(trailer)
+		s.sh.hasTrl = true
+	}
+	wake := c.notifyLocked(s)
+	c.mu.Unlock()
+	if wake {
+		c.nc.Wake()
+	}
+	return nil
+}
+
+// startInline begins an inline response (on the loop).
+func (s *stream) startInline(status int) error {
+	if s.sh.status != 0 {
+		return ErrAnswered
+	}
+	if s.closed {
+		return ErrStreamClosed
+	}
+	s.c.mu.Lock()
+	s.sh.status = status
+	s.c.mu.Unlock()
+	return nil
+}
+
+// inlineData sends body bytes from the loop: directly while nothing is queued
+// and the windows allow, the rest copied to the stream's queue.
+func (s *stream) inlineData(p []byte, end bool) {
+	c := s.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(s.sh.data) == s.sh.rd && !s.localDone && !c.holdData() {
+		n := c.sendData(s, p, end)
+		p = p[n:]
+	}
+	if len(p) > 0 {
+		s.sh.data = append(s.sh.data, p...)
+		c.enqueueSend(s)
+	}
+}
+
+// startLocked begins a worker response: status and copied fields wait for the
+// loop. c.mu is held.
+func (s *stream) startLocked(status int, header []httpmsg.Field) error {
+	if s.sh.dead {
+		return ErrStreamClosed
+	}
+	if s.sh.status != 0 {
+		return ErrAnswered
+	}
+	s.sh.status = status
+	s.sh.hdr.add(header)
+	s.sh.hdrReady = true
+	return nil
+}
+
+// notifyLocked puts s on the ready list. It reports whether the caller must wake
+// the loop: only when the list was empty, so wake-ups coalesce. c.mu is held.
+func (c *Conn) notifyLocked(s *stream) bool {
+	if c.closed || s.sh.inReady {
+		return false
+	}
+	s.sh.inReady = true
+	c.ready = append(c.ready, s)
+	return len(c.ready) == 1
+}
