@@ -47,6 +47,9 @@ type Context struct {
 	pathOverride   string          // set by SetPath (Pre middleware)
 	ctx            context.Context // set by SetContext
 
+	streaming bool         // Stream started a streamed response
+	stream    StreamWriter // the writer Stream returns
+
 	capture   int    // BeginCapture depth
 	captured  bool   // a response was captured
 	capStatus int    // captured status
@@ -78,6 +81,7 @@ func (c *Context) reset() {
 	c.values = c.values[:0]
 	c.methodOverride, c.pathOverride, c.ctx = "", "", nil
 	c.capture, c.captured, c.capStatus = 0, false, 0
+	c.streaming, c.stream.w = false, nil
 	c.capBody = shrinkBuf(c.capBody, 64<<10)
 }
 
@@ -481,7 +485,9 @@ func (c *Context) Stream(code int, contentType string) (*StreamWriter, error) {
 	if err := c.w.WriteHeader(code, c.header); err != nil {
 		return nil, err
 	}
-	return &StreamWriter{w: c.w}, nil
+	c.streaming = true
+	c.stream.w = c.w
+	return &c.stream, nil
 }
 
 // StreamWriter writes the body of a streamed response.

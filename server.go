@@ -280,6 +280,9 @@ func (s *Server) run(c *Context) {
 		}
 		_ = c.NoContent(code)
 	}
+	if c.streaming {
+		_ = c.w.End(nil)
+	}
 }
 
 // dispatch runs the chain of the routed request.

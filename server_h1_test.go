@@ -12,7 +12,13 @@ import (
 	"time"
 )
 
+// extraRoutes are added to testRoutes by other test files.
+var extraRoutes []func(s *Server)
+
 func testRoutes(s *Server) {
+	for _, f := range extraRoutes {
+		f(s)
+	}
 	s.GET("/bench", func(c *Context) error { return c.String(200, "OK") })
 	s.GET("/inline", func(c *Context) error { return c.String(200, "inline") }).Inline()
 	s.GET("/users/:id/posts/:postId", func(c *Context) error {

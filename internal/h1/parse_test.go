@@ -77,7 +77,9 @@ var parseTests = []parseTest{
 	{name: "pipelined", in: "GET /1 HTTP/1.1\r\nHost: h\r\n\r\nGET /2 HTTP/1.1\r\nHost: h\r\n\r\n",
 		want: get(func(v *view) { v.URI, v.Path, v.HeadLen = "/1", "/1", len("GET /1 HTTP/1.1\r\nHost: h\r\n\r\n") })},
 	{name: "body follows", in: "POST /u HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\n\r\nhello",
-		want: get(func(v *view) { v.Method, v.URI, v.Path, v.ContentLength, v.HeadLen = "POST", "/u", "/u", 5, len("POST /u HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\n\r\n") })},
+		want: get(func(v *view) {
+			v.Method, v.URI, v.Path, v.ContentLength, v.HeadLen = "POST", "/u", "/u", 5, len("POST /u HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\n\r\n")
+		})},
 	{name: "absolute-form", in: "GET http://example.com:8080/a?b HTTP/1.1\r\nHost: other\r\n\r\n",
 		want: get(func(v *view) {
 			v.URI, v.Path, v.Query, v.HasQuery, v.Host = "http://example.com:8080/a?b", "/a", "b", true, "example.com:8080"
@@ -126,11 +128,13 @@ var parseTests = []parseTest{
 	{name: "100 fields", in: "GET / HTTP/1.1\r\nHost: h\r\n" + fields(99) + "\r\n", want: get(nil)},
 	{name: "256 fields", in: "GET / HTTP/1.1\r\nHost: h\r\n" + fields(255) + "\r\n", want: get(nil)},
 	{name: "URI at limit", in: "GET /" + rep("a", 15) + " HTTP/1.0\r\n\r\n", lim: small,
-		want: get(func(v *view) { v.URI, v.Path, v.Minor, v.Host, v.KeepAlive = "/"+rep("a", 15), "/"+rep("a", 15), 0, "", false })},
+		want: get(func(v *view) {
+			v.URI, v.Path, v.Minor, v.Host, v.KeepAlive = "/"+rep("a", 15), "/"+rep("a", 15), 0, "", false
+		})},
 	{name: "header bytes at limit", in: "GET / HTTP/1.1\r\nHost: h\r\nX: " + rep("a", 32) + "\r\n\r\n", lim: small, want: get(nil)},
 	{name: "field count at limit", in: "GET / HTTP/1.1\r\nHost: h\r\nA: 1\r\nB: 2\r\n\r\n", lim: small, want: get(nil)},
 	{name: "body size at limit", in: "PUT / HTTP/1.1\r\nHost: h\r\nContent-Length: 100\r\n\r\n", lim: small, want: get(func(v *view) { v.Method, v.ContentLength = "PUT", 100 })},
-	{name: "max content-length default", in: "PUT / HTTP/1.1\r\nHost: h\r\nContent-Length: 4194304\r\n\r\n", want: get(func(v *view) { v.Method, v.ContentLength = "PUT", 4 << 20 })},
+	{name: "max content-length default", in: "PUT / HTTP/1.1\r\nHost: h\r\nContent-Length: 4194304\r\n\r\n", want: get(func(v *view) { v.Method, v.ContentLength = "PUT", 4<<20 })},
 
 	// 400 Bad Request.
 	{name: "bare CR after request line", in: "GET / HTTP/1.1\rHost: h\r\n\r\n", status: 400},
@@ -433,5 +437,41 @@ func TestRequestReset(t *testing.T) {
 	r.Reset()
 	if cap(r.Headers) != inlineFields || r.inline[31].Name != nil {
 		t.Fatal("Reset did not return to the inline array")
+	}
+}
+
+// TestParseHeadLongIncomplete: an incomplete head longer than fullParseLimit gets
+// only its request line and size checked on each call; its fields are checked once
+// it is complete. Feeding a large head in small pieces stays cheap.
+func TestParseHeadLongIncomplete(t *testing.T) {
+	head := "GET / HTTP/1.1\r\nHost: h\r\nX: a\x00b\r\n" + rep("X-Pad: 0123456789\r\n", 400)
+	var r Request
+	if _, err := ParseHead([]byte(head[:1000]), &r, nil); statusOf(err) != 400 {
+		t.Fatalf("short prefix: %v", err)
+	}
+	if _, err := ParseHead([]byte(head), &r, nil); err != ErrNeedMore {
+		t.Fatalf("long incomplete head: %v", err)
+	}
+	if _, err := ParseHead([]byte(head+"\r\n"), &r, nil); statusOf(err) != 400 {
+		t.Fatalf("complete head: %v", err)
+	}
+	for _, bad := range []string{"G(T / HTTP/1.1\r\n", "GET /\x01 HTTP/1.1\r\n", "GET / HTTP/1.1 \r\n"} {
+		if _, err := ParseHead([]byte(bad+rep("X-Pad: 0123456789\r\n", 400)), &r, nil); statusOf(err) != 400 {
+			t.Fatalf("bad request line in a long head: %v", err)
+		}
+	}
+	if _, err := ParseHead([]byte("GET /"+rep("a", 9000)), &r, nil); statusOf(err) != 414 {
+		t.Fatalf("long target: %v", err)
+	}
+
+	// 60 KiB arriving 16 bytes at a time.
+	big := []byte("GET / HTTP/1.1\r\nHost: h\r\n" + rep("X-Pad: 0123456789abcdef0123456789abcdef\r\n", 1500) + "\r\n")
+	for k := 16; k < len(big); k += 16 {
+		if _, err := ParseHead(big[:k], &r, nil); err != ErrNeedMore {
+			t.Fatalf("prefix %d: %v", k, err)
+		}
+	}
+	if n, err := ParseHead(big, &r, &Limits{MaxHeaderCount: 2000}); err != nil || n != len(big) || len(r.Headers) != 1501 {
+		t.Fatalf("%d %v", n, err)
 	}
 }

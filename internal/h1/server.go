@@ -1,6 +1,7 @@
 package h1
 
 import (
+	"bytes"
 	"encoding/base64"
 	"errors"
 	"log/slog"
@@ -57,6 +58,7 @@ type Conn struct {
 	upSettings []byte
 
 	streamEx *exchange // exchange whose body is being streamed to its handler
+	served   bool      // a request head was parsed on this connection
 
 	// Handed over by the worker; guarded by mu.
 	mu     sync.Mutex
@@ -150,8 +152,16 @@ func (cn *Conn) OnData(in []byte) (int, error) {
 			if len(cn.batch) > 0 {
 				break // answer the earlier requests first; the error comes after them
 			}
+			if !cn.served && notHTTP(in[consumed:]) {
+				// Not HTTP/1.x at all (e.g. an invalid HTTP/2 preface): an HTTP/1.1
+				// error response means nothing to this peer; close (RFC 9112 §2.2
+				// says SHOULD respond 400, RFC 9113 §3.4 wants the connection gone).
+				cn.closing = true
+				return consumed, err
+			}
 			return consumed, cn.fail(err)
 		}
+		cn.served = true
 		r := &cn.parse
 		hasBody := r.Chunked || r.ContentLength > 0
 		mayStream := hasBody && (r.Chunked || r.Expect100 || r.ContentLength > cn.streamThreshold())
@@ -196,6 +206,15 @@ func (cn *Conn) OnData(in []byte) (int, error) {
 		cn.submit()
 	}
 	return consumed, nil
+}
+
+// notHTTP reports whether the first line of buf has no HTTP version at all.
+func notHTTP(buf []byte) bool {
+	line := buf
+	if i := bytes.IndexByte(buf, '\n'); i >= 0 {
+		line = buf[:i]
+	}
+	return !bytes.Contains(line, []byte(" HTTP/"))
 }
 
 func (cn *Conn) streamThreshold() int64 {

@@ -1,0 +1,248 @@
+package celeris
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/summerwind/h2spec/config"
+	"github.com/summerwind/h2spec/generic"
+	h2spechpack "github.com/summerwind/h2spec/hpack"
+	h2spechttp2 "github.com/summerwind/h2spec/http2"
+	"github.com/summerwind/h2spec/spec"
+)
+
+// TestRoutesBothProtocols runs the route table over HTTP/1.1 and h2c.
+func TestRoutesBothProtocols(t *testing.T) {
+	_, addr := startServer(t, Config{MaxRequestBodySize: 64 << 20}, testRoutes)
+	forEachProto(t, func(t *testing.T, client *http.Client, proto string) {
+		tests := []struct {
+			method, path string
+			status       int
+			body         string
+			header       map[string]string
+		}{
+			{method: "GET", path: "/bench", status: 200, body: "OK"},
+			{method: "GET", path: "/inline", status: 200, body: "inline"},
+			{method: "GET", path: "/users/42/posts/7", status: 200, body: "user=42 post=7"},
+			{method: "GET", path: "/json", status: 200, body: `{"message":"Hello, World!"}`, header: map[string]string{"Content-Type": "application/json"}},
+			{method: "GET", path: "/nope", status: 404},
+			{method: "DELETE", path: "/users/1/posts/2", status: 405, header: map[string]string{"Allow": "GET, HEAD, PUT"}},
+			{method: "HEAD", path: "/bench", status: 200},
+			{method: "GET", path: "/panic", status: 500},
+			{method: "POST", path: "/reject", status: 403, body: "no"},
+			{method: "GET", path: "/query?a=x%20y&b=2", status: 200, body: "x y|2"},
+			{method: "GET", path: "/stream", status: 200, body: "chunk0;chunk1;chunk2;"},
+		}
+		for _, tt := range tests {
+			req, _ := http.NewRequest(tt.method, "http://"+addr+tt.path, nil)
+			resp, err := client.Do(req)
+			if err != nil {
+				t.Fatalf("%s %s: %v", tt.method, tt.path, err)
+			}
+			wantProto(t, resp, proto)
+			body := bodyString(t, resp)
+			if resp.StatusCode != tt.status || (tt.body != "" && body != tt.body) {
+				t.Errorf("%s %s: %d %q, want %d %q", tt.method, tt.path, resp.StatusCode, body, tt.status, tt.body)
+			}
+			for k, v := range tt.header {
+				if got := resp.Header.Get(k); got != v {
+					t.Errorf("%s %s: %s = %q, want %q", tt.method, tt.path, k, got, v)
+				}
+			}
+		}
+		// Bodies both ways, large.
+		up := bytes.Repeat([]byte("celeris!"), 2<<20) // 16 MiB
+		resp, err := client.Post("http://"+addr+"/upload", "application/octet-stream", bytes.NewReader(up))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := bodyString(t, resp); got != strconv.Itoa(len(up)) {
+			t.Fatalf("16 MiB upload: %d %q", resp.StatusCode, got)
+		}
+		resp, err = client.Get("http://" + addr + "/download?size=67108864")
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if err != nil || n != 64<<20 {
+			t.Fatalf("64 MiB download: %d bytes, %v", n, err)
+		}
+	})
+}
+
+func bigRoutes(s *Server) {
+	s.GET("/download", func(c *Context) error {
+		n, _ := strconv.Atoi(c.Query("size"))
+		return c.Blob(200, "application/octet-stream", make([]byte, n))
+	})
+}
+
+func init() { extraRoutes = append(extraRoutes, bigRoutes) }
+
+// TestH2SpecEngine runs every h2spec case (--strict) against the real gnet server.
+func TestH2SpecEngine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("h2spec takes a few seconds")
+	}
+	_, addr := startServer(t, Config{}, func(s *Server) {
+		s.Any("/", func(c *Context) error { return c.String(200, "hello from celeris") })
+	})
+	host, port, _ := net.SplitHostPort(addr)
+	p, _ := strconv.Atoi(port)
+	cfg := &config.Config{Host: host, Port: p, Path: "/", Timeout: 2 * time.Second, MaxHeaderLen: 4000, Strict: true}
+	groups := []*spec.TestGroup{generic.Spec(), h2spechttp2.Spec(), h2spechpack.Spec()}
+	old := os.Stdout
+	devnull, _ := os.Open(os.DevNull)
+	os.Stdout = devnull
+	for _, g := range groups {
+		g.Test(cfg)
+	}
+	os.Stdout = old
+	passed, failed := 0, 0
+	var report func(g *spec.TestGroup)
+	report = func(g *spec.TestGroup) {
+		for _, tc := range append(append([]*spec.TestCase(nil), g.Tests...), g.StrictTests...) {
+			if tc.Result != nil && tc.Result.Failed {
+				t.Errorf("h2spec FAIL %s: %s: %v", g.ID(), tc.Desc, tc.Result.Error)
+			}
+		}
+		for _, sg := range g.Groups {
+			report(sg)
+		}
+	}
+	for _, g := range groups {
+		passed += g.PassedCount
+		failed += g.FailedCount
+		report(g)
+	}
+	t.Logf("h2spec --strict against the engine: %d passed, %d failed", passed, failed)
+	if passed != 146 || failed != 0 {
+		t.Fatalf("h2spec: %d passed, %d failed, want 146 passed", passed, failed)
+	}
+}
+
+// TestH2OneConnectionManyGoroutines: 100 goroutines x 10 requests share one
+// connection (one HPACK decoder and encoder), the seeds' regression test.
+func TestH2OneConnectionManyGoroutines(t *testing.T) {
+	_, addr := startServer(t, Config{}, testRoutes)
+	client := xnetH2cClient()
+	var wg sync.WaitGroup
+	errs := make(chan error, 1000)
+	for g := 0; g < 100; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			for i := 0; i < 10; i++ {
+				path := fmt.Sprintf("/users/%d/posts/%d", g, i)
+				want := fmt.Sprintf("user=%d post=%d", g, i)
+				if i%2 == 0 {
+					path, want = "/query?a="+strconv.Itoa(g*i)+"&b=x", strconv.Itoa(g*i)+"|x"
+				}
+				resp, err := client.Get("http://" + addr + path)
+				if err != nil {
+					errs <- err
+					return
+				}
+				b, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != 200 || string(b) != want {
+					errs <- fmt.Errorf("%s: %d %q", path, resp.StatusCode, b)
+				}
+			}
+		}(g)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
+
+// TestH2ManyStreamsManyConnections: 600 concurrent streams over 100 connections,
+// zero protocol errors.
+func TestH2ManyStreamsManyConnections(t *testing.T) {
+	_, addr := startServer(t, Config{}, testRoutes)
+	var wg sync.WaitGroup
+	errs := make(chan error, 600)
+	for c := 0; c < 100; c++ {
+		client := xnetH2cClient()
+		for s := 0; s < 6; s++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				resp, err := client.Get("http://" + addr + "/slow?ms=200")
+				if err != nil {
+					errs <- err
+					return
+				}
+				b, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != 200 || string(b) != "OK" {
+					errs <- fmt.Errorf("%d %q", resp.StatusCode, b)
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	close(errs)
+	n := 0
+	for err := range errs {
+		n++
+		if n < 5 {
+			t.Error(err)
+		}
+	}
+	if n > 0 {
+		t.Fatalf("%d of 600 streams failed", n)
+	}
+}
+
+// TestH2CUpgrade: an HTTP/1.1 request with Upgrade: h2c gets 101, then its
+// response on stream 1 over HTTP/2 (RFC 7540 §3.2), as curl --http2 does.
+func TestH2CUpgrade(t *testing.T) {
+	_, addr := startServer(t, Config{}, testRoutes)
+	curl, err := exec.LookPath("curl")
+	if err != nil {
+		t.Skip("curl not installed")
+	}
+	out, err := exec.Command(curl, "-s", "-i", "--http2", "http://"+addr+"/users/3/posts/4").CombinedOutput()
+	if err != nil {
+		t.Fatalf("curl: %v\n%s", err, out)
+	}
+	s := string(out)
+	if !strings.Contains(s, "101 Switching Protocols") || !strings.Contains(s, "HTTP/2 200") || !strings.HasSuffix(s, "user=3 post=4") {
+		t.Fatalf("curl --http2 output:\n%s", s)
+	}
+	out, err = exec.Command(curl, "-s", "--http2-prior-knowledge", "-d", "hello", "http://"+addr+"/upload").CombinedOutput()
+	if err != nil || string(out) != "5" {
+		t.Fatalf("curl --http2-prior-knowledge upload: %q %v", out, err)
+	}
+}
+
+// TestH2CDisabled: with DisableH2C the preface gets an error and close.
+func TestH2CDisabled(t *testing.T) {
+	_, addr := startServer(t, Config{DisableH2C: true}, testRoutes)
+	rc := dialRaw(t, addr)
+	rc.send("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
+	if resp := rc.readResponse("PRI"); resp.StatusCode != 505 {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	rc.expectClosed()
+	// Upgrade is ignored: the request is served over HTTP/1.1.
+	rc = dialRaw(t, addr)
+	rc.send("GET /bench HTTP/1.1\r\nHost: x\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQAoAAAAAIAAAAA\r\n\r\n")
+	if resp := rc.readResponse("GET"); resp.StatusCode != 200 {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+}

@@ -1,0 +1,19 @@
+// Package h1 implements HTTP/1.x for the server (RFC 9110, RFC 9112): an
+// incremental request-head parser (ParseHead), a chunked body decoder
+// (ChunkedDecoder), response writing (AppendHead, AppendChunk, ...) and the
+// per-connection state machine (Conn) that the engine drives.
+//
+// Life of a request on a Conn (every step on the event loop unless noted):
+// OnData parses each complete head in the bytes the engine presents, copies it
+// into a pooled exchange, and routes it (Handler.Prepare). Buffered bodies are
+// read into the exchange; large, chunked or 100-continue bodies of worker routes
+// stream through a bodyPipe instead. Inline routes run at once and their responses
+// join the output batch. Other requests join the connection's batch, which one
+// worker goroutine serves in order (pipelining) and hands back through Conn.mu and
+// a wake-up; OnWake writes those bytes and gives the connection back to the loop.
+//
+// Hardening: framing is strict (RFC 9112 §6.3: Content-Length with
+// Transfer-Encoding, differing Content-Length, obs-fold, whitespace before the
+// colon, bare CR are refused; request smuggling). After a refusal the connection
+// closes.
+package h1

@@ -1,0 +1,229 @@
+package h1
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/celeris-dev/celeris/internal/httpmsg"
+)
+
+var dateLine = regexp.MustCompile(`Date: [A-Z][a-z]{2}, \d\d [A-Z][a-z]{2} \d{4} \d\d:\d\d:\d\d GMT\r\n`)
+
+// normDate replaces the Date value (checked for its IMF-fixdate shape) by "D".
+func normDate(t *testing.T, b []byte) string {
+	t.Helper()
+	if got := len(dateLine.FindAll(b, -1)); got != 1 {
+		t.Fatalf("%d Date fields in %q", got, b)
+	}
+	return dateLine.ReplaceAllString(string(b), "Date: D\r\n")
+}
+
+func TestAppendHead(t *testing.T) {
+	hdr := []httpmsg.Field{{Name: "Content-Type", Value: "text/plain"}}
+	tests := []struct {
+		name        string
+		status      int
+		header      []httpmsg.Field
+		bodyLen     int64
+		close, ka10 bool
+		want        string
+	}{
+		{name: "200", status: 200, header: hdr, bodyLen: 5,
+			want: "HTTP/1.1 200 OK\r\nDate: D\r\nContent-Type: text/plain\r\nContent-Length: 5\r\n\r\n"},
+		{name: "200 empty", status: 200, bodyLen: 0, want: "HTTP/1.1 200 OK\r\nDate: D\r\nContent-Length: 0\r\n\r\n"},
+		{name: "404 close", status: 404, bodyLen: 9, close: true,
+			want: "HTTP/1.1 404 Not Found\r\nDate: D\r\nContent-Length: 9\r\nConnection: close\r\n\r\n"},
+		{name: "keep-alive 1.0", status: 200, bodyLen: 2, ka10: true,
+			want: "HTTP/1.1 200 OK\r\nDate: D\r\nContent-Length: 2\r\nConnection: keep-alive\r\n\r\n"},
+		{name: "close wins", status: 200, bodyLen: 2, close: true, ka10: true,
+			want: "HTTP/1.1 200 OK\r\nDate: D\r\nContent-Length: 2\r\nConnection: close\r\n\r\n"},
+		{name: "chunked", status: 200, header: hdr, bodyLen: -1,
+			want: "HTTP/1.1 200 OK\r\nDate: D\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n"},
+		{name: "204", status: 204, bodyLen: 0, close: true, want: "HTTP/1.1 204 No Content\r\nDate: D\r\nConnection: close\r\n\r\n"},
+		{name: "204 streamed", status: 204, bodyLen: -1, want: "HTTP/1.1 204 No Content\r\nDate: D\r\n\r\n"},
+		{name: "304", status: 304, header: []httpmsg.Field{{Name: "ETag", Value: `"x"`}}, bodyLen: 10,
+			want: "HTTP/1.1 304 Not Modified\r\nDate: D\r\nETag: \"x\"\r\n\r\n"},
+		{name: "103", status: 103, header: []httpmsg.Field{{Name: "Link", Value: "</s.css>; rel=preload"}}, bodyLen: 0, close: true,
+			want: "HTTP/1.1 103 Early Hints\r\nDate: D\r\nLink: </s.css>; rel=preload\r\n\r\n"},
+		{name: "101", status: 101, header: []httpmsg.Field{{Name: "Connection", Value: "Upgrade"}, {Name: "Upgrade", Value: "h2c"}}, bodyLen: -1,
+			want: "HTTP/1.1 101 Switching Protocols\r\nDate: D\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n"},
+		{name: "unknown code", status: 299, bodyLen: 0, want: "HTTP/1.1 299 Unknown\r\nDate: D\r\nContent-Length: 0\r\n\r\n"},
+		{name: "code 600", status: 600, bodyLen: 0, want: "HTTP/1.1 600 Unknown\r\nDate: D\r\nContent-Length: 0\r\n\r\n"},
+		{name: "invalid code", status: 42, bodyLen: 0, want: "HTTP/1.1 500 Internal Server Error\r\nDate: D\r\nContent-Length: 0\r\n\r\n"},
+		{name: "owned and unsafe fields dropped", status: 200, bodyLen: 1, header: []httpmsg.Field{
+			{Name: "X-Ok", Value: "a\tb \x80"},
+			{Name: "Content-Length", Value: "100"},
+			{Name: "transfer-encoding", Value: "chunked"},
+			{Name: "CONNECTION", Value: "keep-alive"},
+			{Name: "date", Value: "yesterday"},
+			{Name: "X-Split", Value: "a\r\nSet-Cookie: evil=1"},
+			{Name: "X-LF", Value: "a\nb"},
+			{Name: "X-CR", Value: "a\rb"},
+			{Name: "X-NUL", Value: "a\x00b"},
+			{Name: "X Bad", Value: "v"},
+			{Name: "X:Bad", Value: "v"},
+			{Name: "X-Bad\r\nInjected", Value: "v"},
+			{Name: "", Value: "v"},
+			{Name: "X-Empty", Value: ""},
+		}, want: "HTTP/1.1 200 OK\r\nDate: D\r\nX-Ok: a\tb \x80\r\nX-Empty: \r\nContent-Length: 1\r\n\r\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := AppendHead([]byte("prefix"), tt.status, tt.header, tt.bodyLen, tt.close, tt.ka10)
+			if !bytes.HasPrefix(got, []byte("prefix")) {
+				t.Fatal("dst clobbered")
+			}
+			if s := normDate(t, got[6:]); s != tt.want {
+				t.Fatalf("got  %q\nwant %q", s, tt.want)
+			}
+		})
+	}
+}
+
+// readResponse parses b with net/http as a client would after a GET.
+func readResponse(t *testing.T, b []byte) (*http.Response, []byte) {
+	t.Helper()
+	br := bufio.NewReader(bytes.NewReader(b))
+	resp, err := http.ReadResponse(br, &http.Request{Method: "GET"})
+	if err != nil {
+		t.Fatalf("ReadResponse(%q): %v", b, err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("body of %q: %v", b, err)
+	}
+	if rest, _ := io.ReadAll(br); len(rest) != 0 {
+		t.Fatalf("%d bytes left after the response %q", len(rest), b)
+	}
+	return resp, body
+}
+
+func TestAppendHeadNetHTTP(t *testing.T) {
+	hdr := []httpmsg.Field{
+		{Name: "Content-Type", Value: "application/json"},
+		{Name: "X-Split", Value: "a\r\nX-Injected: 1"},
+		{Name: "Set-Cookie", Value: "a=1"},
+		{Name: "Set-Cookie", Value: "b=2"},
+	}
+	body := []byte(`{"ok":true}`)
+	b := append(AppendHead(nil, 201, hdr, int64(len(body)), false, false), body...)
+	resp, got := readResponse(t, b)
+	if resp.StatusCode != 201 || resp.Status != "201 Created" || resp.ProtoMinor != 1 || resp.Close ||
+		resp.ContentLength != int64(len(body)) || string(got) != string(body) ||
+		resp.Header.Get("Content-Type") != "application/json" || len(resp.Header.Values("Set-Cookie")) != 2 ||
+		resp.Header.Get("X-Injected") != "" || resp.Header.Get("X-Split") != "" {
+		t.Fatalf("%+v %q", resp, got)
+	}
+	if _, err := http.ParseTime(resp.Header.Get("Date")); err != nil {
+		t.Fatal(err)
+	}
+
+	// Closing response.
+	b = append(AppendHead(nil, 500, nil, 3, true, false), "err"...)
+	if resp, got := readResponse(t, b); !resp.Close || string(got) != "err" {
+		t.Fatalf("%+v %q", resp, got)
+	}
+
+	// 204 and 304 carry no body even when the caller gave a length.
+	for _, status := range []int{204, 304} {
+		if resp, got := readResponse(t, AppendHead(nil, status, nil, 10, false, false)); resp.StatusCode != status || len(got) != 0 {
+			t.Fatalf("%d: %+v", status, resp)
+		}
+	}
+
+	// Chunked with trailers.
+	b = AppendHead(nil, 200, []httpmsg.Field{{Name: "Trailer", Value: "X-Sum"}}, -1, false, false)
+	b = AppendChunk(b, []byte("hello, "))
+	b = AppendChunk(b, nil)
+	b = AppendChunk(b, []byte(strings.Repeat("w", 300)))
+	b = AppendLastChunk(b, []httpmsg.Field{
+		{Name: "X-Sum", Value: "42"},
+		{Name: "Content-Length", Value: "5"},
+		{Name: "X-Bad", Value: "1\r\n\r\nHTTP/1.1 200 OK"},
+	})
+	resp, got = readResponse(t, b)
+	if string(got) != "hello, "+strings.Repeat("w", 300) || len(resp.TransferEncoding) != 1 || resp.TransferEncoding[0] != "chunked" {
+		t.Fatalf("%+v %q", resp, got)
+	}
+	if resp.Trailer.Get("X-Sum") != "42" || resp.Trailer.Get("Content-Length") != "" || resp.Trailer.Get("X-Bad") != "" {
+		t.Fatalf("trailers %v", resp.Trailer)
+	}
+}
+
+func TestAppendChunk(t *testing.T) {
+	if got := string(AppendChunk([]byte("x"), nil)); got != "x" {
+		t.Fatalf("empty chunk wrote %q", got)
+	}
+	if got := string(AppendChunk(nil, make([]byte, 255))); got != "ff\r\n"+string(make([]byte, 255))+"\r\n" {
+		t.Fatalf("got %q", got[:8])
+	}
+	if got := string(AppendLastChunk(nil, nil)); got != "0\r\n\r\n" {
+		t.Fatalf("got %q", got)
+	}
+	// What AppendChunk writes, the decoder reads back.
+	var d ChunkedDecoder
+	b := AppendLastChunk(AppendChunk(AppendChunk(nil, []byte("ab")), []byte("cde")), []httpmsg.Field{{Name: "T", Value: "v"}})
+	n, out, done, err := d.Decode(b, nil, 0)
+	if n != len(b) || string(out) != "abcde" || !done || err != nil || len(d.Trailers()) != 1 {
+		t.Fatalf("%d %q %v %v", n, out, done, err)
+	}
+}
+
+func TestStatusText(t *testing.T) {
+	for code := 100; code < 600; code++ {
+		want := http.StatusText(code)
+		if want == "" {
+			want = "Unknown"
+		}
+		if got := StatusText(code); got != want {
+			t.Fatalf("StatusText(%d) = %q, want %q", code, got, want)
+		}
+		line := string(AppendStatusLine(nil, code))
+		if line != "HTTP/1.1 "+strconv.Itoa(code)+" "+want+"\r\n" {
+			t.Fatalf("status line %q", line)
+		}
+	}
+	for _, code := range []int{0, 99, 600, 1000, -1} {
+		if StatusText(code) != "Unknown" {
+			t.Fatalf("StatusText(%d)", code)
+		}
+	}
+	if got := string(AppendStatusLine(nil, 999)); got != "HTTP/1.1 999 Unknown\r\n" {
+		t.Fatal(got)
+	}
+	if got := string(AppendStatusLine(nil, 1000)); got != "HTTP/1.1 500 Internal Server Error\r\n" {
+		t.Fatal(got)
+	}
+}
+
+func TestAppendError(t *testing.T) {
+	for _, e := range []*Error{errBadHost, errURITooLong, errHeaderTooLarge, errTransferCoding, errVersionSupported, errExpectation, nil} {
+		b := AppendError(nil, e)
+		resp, body := readResponse(t, b)
+		status, reason := 500, "internal server error"
+		if e != nil {
+			status, reason = e.Status, e.Reason
+		}
+		if resp.StatusCode != status || string(body) != reason || !resp.Close ||
+			resp.Header.Get("Content-Type") != "text/plain; charset=utf-8" || resp.Header.Get("Date") == "" {
+			t.Fatalf("%+v %q", resp, body)
+		}
+	}
+}
+
+func TestContinue100(t *testing.T) {
+	br := bufio.NewReader(bytes.NewReader(Continue100))
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil || resp.StatusCode != 100 {
+		t.Fatal(resp, err)
+	}
+	if string(Continue100) != "HTTP/1.1 100 Continue\r\n\r\n" {
+		t.Fatal("Continue100 changed")
+	}
+}
