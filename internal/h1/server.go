@@ -59,6 +59,7 @@ type Conn struct {
 
 	streamEx *exchange // exchange whose body is being streamed to its handler
 	served   bool      // a request head was parsed on this connection
+	partial  int       // length of the incomplete head seen by the last ParseHead
 
 	// Handed over by the worker; guarded by mu.
 	mu     sync.Mutex
@@ -144,10 +145,15 @@ func (cn *Conn) OnData(in []byte) (int, error) {
 			cn.enqueue(ex)
 			continue
 		}
-		n, err := ParseHead(in[consumed:], &cn.parse, &cn.lim)
-		if err == ErrNeedMore {
+		if cn.skipReparse(in[consumed:]) {
 			break
 		}
+		n, err := ParseHead(in[consumed:], &cn.parse, &cn.lim)
+		if err == ErrNeedMore {
+			cn.partial = len(in) - consumed
+			break
+		}
+		cn.partial = 0
 		if err != nil {
 			if len(cn.batch) > 0 {
 				break // answer the earlier requests first; the error comes after them
@@ -206,6 +212,27 @@ func (cn *Conn) OnData(in []byte) (int, error) {
 		cn.submit()
 	}
 	return consumed, nil
+}
+
+// skipReparse reports whether an incomplete head that grew a little still cannot
+// be complete: ParseHead re-parses from the start, so calling it on every byte of
+// a head sent one byte at a time would cost quadratic time (slowloris). The head is
+// parsed again once it ends (a blank line arrived), grew by half, or passed the
+// size limit.
+func (cn *Conn) skipReparse(buf []byte) bool {
+	p := cn.partial
+	if p == 0 || len(buf) < p || len(buf) >= p+p/2 {
+		return false
+	}
+	limit := cn.lim.MaxHeaderBytes
+	if limit <= 0 {
+		limit = DefaultMaxHeaderBytes
+	}
+	if len(buf) > limit {
+		return false
+	}
+	tail := buf[max(0, p-3):]
+	return !bytes.Contains(tail, []byte("\n\r\n")) && !bytes.Contains(tail, []byte("\n\n"))
 }
 
 // notHTTP reports whether the first line of buf has no HTTP version at all.

@@ -63,7 +63,7 @@ type Result struct {
 	// LoaderCPUTime the CPU time behind it.
 	LoaderCPU     float64
 	LoaderCPUTime time.Duration
-	Warnings  []string
+	Warnings      []string
 }
 
 // SaturationThreshold is the LoaderCPU above which a result is flagged:

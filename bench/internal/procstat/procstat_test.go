@@ -19,8 +19,10 @@ func TestParseStat(t *testing.T) {
 }
 
 func TestOwnCPU(t *testing.T) {
-	deadline := time.Now().Add(30 * time.Millisecond)
-	for time.Now().Before(deadline) {
+	// Burn 100 ms of CPU (not of wall time: the machine may be busy), so
+	// the 10 ms ticks of /proc/PID/stat must show some.
+	start, deadline := SelfCPU(), time.Now().Add(10*time.Second)
+	for SelfCPU()-start < 100*time.Millisecond && time.Now().Before(deadline) {
 	}
 	if d, err := ProcessCPU(os.Getpid()); err != nil || d <= 0 {
 		t.Fatalf("ProcessCPU(self) = %v, %v", d, err)
