@@ -66,8 +66,9 @@ func (c *conn) Close() { c.wantClose = true }
 func (c *conn) RemoteAddr() net.Addr { return c.remote }
 
 func (c *conn) requestDrain() {
-	c.drain.Store(true)
-	c.Wake()
+	if c.drain.CompareAndSwap(false, true) {
+		c.Wake()
+	}
 }
 
 // onTraffic is the body of gnet's OnTraffic for this connection.
