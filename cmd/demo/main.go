@@ -4,19 +4,15 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"os"
-	"os/signal"
 	"runtime/pprof"
 	"strconv"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/celeris-dev/celeris"
@@ -55,30 +51,14 @@ func main() {
 	})
 	register(s, *inline)
 
-	done := make(chan struct{})
-	go func() {
-		sig := make(chan os.Signal, 1)
-		signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
-		<-sig
-		slog.Info("demo: shutting down")
-		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-		defer cancel()
-		if err := s.Shutdown(ctx); err != nil {
-			slog.Error("demo: shutdown", "error", err)
-		}
-		close(done)
-	}()
 	go func() {
 		<-s.Ready()
 		slog.Info("demo: listening", "addr", s.Addr().String(), "inline", *inline)
 	}()
-	if err := s.Start(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+	// SIGINT or SIGTERM: refuse new connections, let in-flight requests finish.
+	if err := s.StartGraceful(15 * time.Second); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
-	}
-	select {
-	case <-done:
-	case <-time.After(20 * time.Second):
 	}
 }
 
