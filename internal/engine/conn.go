@@ -39,9 +39,9 @@ type conn struct {
 
 	woken      atomic.Bool  // a wake-up is pending (coalescing)
 	pendingOut atomic.Bool  // output is still queued in gnet after the last callback
-	drain    atomic.Bool  // shutdown asked this connection to finish
-	closed   atomic.Bool  // OnClose ran
-	deadline atomic.Int64 // unix ns after which the ticker closes the conn; 0: none
+	drain      atomic.Bool  // shutdown asked this connection to finish
+	closed     atomic.Bool  // OnClose ran
+	deadline   atomic.Int64 // unix ns after which the ticker closes the conn; 0: none
 
 	partialSince int64 // owned by the event loop: when the pending partial request began
 	wantClose    bool  // owned by the event loop: close after this callback's flush

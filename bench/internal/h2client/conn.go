@@ -10,8 +10,10 @@
 // decoder: it routes HEADERS and DATA to their stream, returns flow-control
 // credit with WINDOW_UPDATE once half a window is consumed, answers SETTINGS
 // and PING, and fails streams on RST_STREAM and the whole connection on
-// GOAWAY or a read error. Writers coalesce flushes: the last writer waiting
-// for the lock flushes for everyone.
+// GOAWAY or a read error. Writers only fill the buffered writer; a flusher
+// goroutine, kicked by each of them, yields once (so every writer made
+// runnable by the same burst of responses adds its frames first) and then
+// writes them all in one system call.
 package h2client
 
 import (
@@ -21,8 +23,8 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"runtime"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"golang.org/x/net/http2"
@@ -91,7 +93,8 @@ type Conn struct {
 
 	// Write side: owned by whoever holds wmu.
 	wmu     sync.Mutex
-	pending atomic.Int32 // writers holding or waiting for wmu
+	dirty   bool          // bw holds unflushed frames; guarded by wmu
+	kick    chan struct{} // wakes the flusher (capacity 1)
 	henc    *hpack.Encoder
 	hbuf    bytes.Buffer
 	nextID  uint32
@@ -153,6 +156,7 @@ func Dial(addr string, opts Options) (*Conn, error) {
 		connSend:      65535,
 		settings:      make(chan struct{}),
 		done:          make(chan struct{}),
+		kick:          make(chan struct{}, 1),
 	}
 	c.cond.L = &c.mu
 	c.fr = http2.NewFramer(c.bw, bufio.NewReaderSize(nc, 64<<10))
@@ -177,6 +181,7 @@ func Dial(addr string, opts Options) (*Conn, error) {
 		nc.Close()
 		return nil, err
 	}
+	go c.flushLoop()
 	go c.readLoop()
 	t := time.NewTimer(opts.Timeout)
 	defer t.Stop()
@@ -233,22 +238,49 @@ func (c *Conn) fail(err error) {
 	}
 }
 
-func (c *Conn) lockWrite() {
-	c.pending.Add(1)
-	c.wmu.Lock()
-}
+func (c *Conn) lockWrite() { c.wmu.Lock() }
 
-// unlockWrite flushes when no other writer is waiting, so a burst of
-// requests leaves in one write.
+// unlockWrite releases the write lock after frames were added to the
+// buffer (werr is the error from adding them) and kicks the flusher.
 func (c *Conn) unlockWrite(werr error) error {
-	if c.pending.Add(-1) == 0 && werr == nil {
-		werr = c.bw.Flush()
+	if werr == nil {
+		c.dirty = true
 	}
 	c.wmu.Unlock()
 	if werr != nil {
 		c.fail(werr)
+		return werr
 	}
-	return werr
+	select {
+	case c.kick <- struct{}{}:
+	default: // a kick is already pending: that flush will carry these frames
+	}
+	return nil
+}
+
+// flushLoop writes buffered frames until the connection dies.
+func (c *Conn) flushLoop() {
+	for {
+		select {
+		case <-c.kick:
+		case <-c.done:
+			return
+		}
+		// Let the other goroutines woken by the same burst queue their
+		// frames, so they leave in this one write.
+		runtime.Gosched()
+		c.wmu.Lock()
+		var err error
+		if c.dirty {
+			err = c.bw.Flush()
+			c.dirty = false
+		}
+		c.wmu.Unlock()
+		if err != nil {
+			c.fail(err)
+			return
+		}
+	}
 }
 
 // Do sends req on a new stream and waits for the whole response. The
