@@ -130,7 +130,9 @@ func (cn *Conn) OnData(in []byte) (int, error) {
 		return 0, nil // pipelined requests wait until the worker hands the connection back
 	}
 	consumed := 0
-	for consumed < len(in) && !cn.closing {
+	// Once a batch went to a worker (busy), the worker owns it: stop parsing; the
+	// rest waits in the engine's buffer until the batch is handed back.
+	for consumed < len(in) && !cn.closing && !cn.busy {
 		if cn.cur != nil {
 			n, complete, err := cn.readBody(in[consumed:])
 			consumed += n
@@ -391,6 +393,9 @@ func (cn *Conn) handOff(b *[]byte, done bool) {
 		*b = (*b)[:0]
 	}
 	if done {
+		if cap(*b) > 1<<20 {
+			*b = nil // do not pin a large buffer to the connection
+		}
 		cn.done = true
 	}
 	cn.mu.Unlock()
@@ -463,8 +468,7 @@ func (t *batchTask) Run() {
 			break
 		}
 	}
+	// After this hand-off the loop may submit this task again at once: Run must not
+	// touch t afterwards.
 	cn.handOff(&t.buf, true)
-	if cap(t.buf) > 1<<20 {
-		t.buf = nil
-	}
 }

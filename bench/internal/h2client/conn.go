@@ -22,8 +22,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"strconv"
 	"runtime"
+	"strconv"
 	"sync"
 	"time"
 
@@ -92,12 +92,12 @@ type Conn struct {
 	opts Options
 
 	// Write side: owned by whoever holds wmu.
-	wmu     sync.Mutex
-	dirty   bool          // bw holds unflushed frames; guarded by wmu
-	kick    chan struct{} // wakes the flusher (capacity 1)
-	henc    *hpack.Encoder
-	hbuf    bytes.Buffer
-	nextID  uint32
+	wmu    sync.Mutex
+	dirty  bool          // bw holds unflushed frames; guarded by wmu
+	kick   chan struct{} // wakes the flusher (capacity 1)
+	henc   *hpack.Encoder
+	hbuf   bytes.Buffer
+	nextID uint32
 
 	// Shared state: guarded by mu; cond signals window, slot and death changes.
 	mu            sync.Mutex
