@@ -440,7 +440,7 @@ func (cn *Conn) newExchange(head []byte, r *Request) *exchange {
 // put returns ex to the free list (bounded), dropping large buffers.
 func (cn *Conn) put(ex *exchange) {
 	ex.reset()
-	if len(cn.free) < 8 {
+	if len(cn.free) < maxFree {
 		cn.free = append(cn.free, ex)
 	}
 }
@@ -472,3 +472,7 @@ func (t *batchTask) Run() {
 	// touch t afterwards.
 	cn.handOff(&t.buf, true)
 }
+
+// maxFree bounds the per-connection free list of exchanges: a full pipelined batch
+// (MaxBatch, 16 by default) plus the ones being read, reused without allocating.
+const maxFree = 32
