@@ -77,6 +77,11 @@ func (c *Context) reset() {
 	c.jbuf.Reset()
 	clear(c.query)
 	c.query, c.qparsed = c.query[:0], false
+	if v, ok := c.Get(formKey); ok {
+		if fc, ok := v.(*formCache); ok && fc.multi != nil {
+			_ = fc.multi.RemoveAll() // multipart temp files end with the request
+		}
+	}
 	clear(c.values)
 	c.values = c.values[:0]
 	c.methodOverride, c.pathOverride, c.ctx = "", "", nil

@@ -77,9 +77,10 @@ type Server struct {
 	frozen                bool
 	counters
 
-	mu      sync.Mutex
-	started bool
-	ready   chan struct{}
+	mu         sync.Mutex
+	freezeOnce sync.Once // ServeHTTP's first use
+	started    bool
+	ready      chan struct{}
 }
 
 // New returns a Server with cfg's defaults filled in.

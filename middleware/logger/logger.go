@@ -1,0 +1,109 @@
+// Package logger writes one log/slog record per request.
+//
+// Each record, with message "request", holds: method, path, status, latency and,
+// when known, the request id (the string stored under "request_id" by
+// middleware/requestid, or else the X-Request-ID response header) and the error the
+// handler returned. The number of body bytes written is not known to middleware
+// (the Context does not expose it), so it is omitted.
+//
+// Status: the record is written when the chain returns, before the server's error
+// handler runs. When the handler returned an error and wrote nothing, the status is
+// the error's *celeris.HTTPError code, or 500 for any other error, which is what
+// celeris.DefaultErrorHandler answers; a custom error handler may answer otherwise.
+//
+// Put the logger after requestid and recovery (s.Use(recovery.Default(),
+// requestid.Default(), logger.Default())) so that it sees the id and the status
+// of recovered panics.
+//
+// Cost: a clock read at each end and the record itself (the slog handler formats
+// and writes it). Skip drops records cheaply, e.g. for health checks.
+package logger
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/celeris-dev/celeris"
+)
+
+// Config configures the middleware. Zero values mean the defaults in brackets.
+type Config struct {
+	// Logger receives the records [slog.Default()].
+	Logger *slog.Logger
+	// Level is the level of every record [slog.LevelInfo].
+	Level slog.Level
+	// Skip, when it returns true, writes no record for the request [nil].
+	Skip func(c *celeris.Context) bool
+	// Message is the record's message ["request"].
+	Message string
+}
+
+// Default returns the middleware with the default configuration.
+func Default() celeris.MiddlewareFunc { return New(Config{}) }
+
+// New returns the middleware.
+func New(cfg Config) celeris.MiddlewareFunc {
+	if cfg.Message == "" {
+		cfg.Message = "request"
+	}
+	return func(next celeris.HandlerFunc) celeris.HandlerFunc {
+		return func(c *celeris.Context) error {
+			logger := cfg.Logger
+			if logger == nil {
+				logger = slog.Default() // read per request: slog.SetDefault may change it
+			}
+			if (cfg.Skip != nil && cfg.Skip(c)) || !logger.Enabled(c.Context(), cfg.Level) {
+				return next(c)
+			}
+			start := time.Now()
+			err := next(c)
+			latency := time.Since(start)
+
+			attrs := [7]slog.Attr{
+				slog.String("method", c.Method()),
+				slog.String("path", c.Path()),
+				slog.Int("status", Status(c, err)),
+				slog.Duration("latency", latency),
+			}
+			n := 4
+			if id := requestID(c); id != "" {
+				attrs[n] = slog.String("request_id", id)
+				n++
+			}
+			if err != nil {
+				attrs[n] = slog.String("error", err.Error())
+				n++
+			}
+			logger.LogAttrs(c.Context(), cfg.Level, cfg.Message, attrs[:n]...)
+			return err
+		}
+	}
+}
+
+// Status is the status of c's response once the chain returned err: the status
+// written, else err's *celeris.HTTPError code, 500 for another error, or the status
+// set with c.Status (200 when none), as the server answers then.
+func Status(c *celeris.Context, err error) int {
+	if !c.Written() && err != nil {
+		var he *celeris.HTTPError
+		if errors.As(err, &he) {
+			return he.Code
+		}
+		return http.StatusInternalServerError
+	}
+	if code := c.StatusCode(); code != 0 {
+		return code
+	}
+	return http.StatusOK
+}
+
+func requestID(c *celeris.Context) string {
+	if v, ok := c.Get("request_id"); ok {
+		if s, ok := v.(string); ok {
+			return s
+		}
+	}
+	return c.ResponseHeader("X-Request-ID")
+}

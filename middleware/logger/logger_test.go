@@ -1,0 +1,115 @@
+package logger_test
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/celeris-dev/celeris"
+	"github.com/celeris-dev/celeris/middleware/internal/mwtest"
+	"github.com/celeris-dev/celeris/middleware/logger"
+	"github.com/celeris-dev/celeris/middleware/requestid"
+)
+
+// recorder is a slog.Handler that keeps records as attribute maps.
+type recorder struct {
+	mu      sync.Mutex
+	level   slog.Level
+	records []map[string]any
+}
+
+func (r *recorder) Enabled(_ context.Context, l slog.Level) bool { return l >= r.level }
+func (r *recorder) WithAttrs([]slog.Attr) slog.Handler           { return r }
+func (r *recorder) WithGroup(string) slog.Handler                { return r }
+func (r *recorder) Handle(_ context.Context, rec slog.Record) error {
+	m := map[string]any{"msg": rec.Message, "level": rec.Level}
+	rec.Attrs(func(a slog.Attr) bool {
+		m[a.Key] = a.Value.Any()
+		return true
+	})
+	r.mu.Lock()
+	r.records = append(r.records, m)
+	r.mu.Unlock()
+	return nil
+}
+
+func (r *recorder) take() []map[string]any {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := r.records
+	r.records = nil
+	return out
+}
+
+func TestLogger(t *testing.T) {
+	rec := &recorder{}
+	quiet := &recorder{level: slog.LevelInfo}
+	_, addr := mwtest.Start(t, func(s *celeris.Server) {
+		s.Use(requestid.Default(), logger.New(logger.Config{
+			Logger: slog.New(rec),
+			Skip:   func(c *celeris.Context) bool { return c.Path() == "/health" },
+		}))
+		s.GET("/ok", func(c *celeris.Context) error {
+			time.Sleep(2 * time.Millisecond)
+			return c.String(201, "ok")
+		})
+		s.GET("/http-error", func(c *celeris.Context) error { return celeris.NewHTTPError(403, "no") })
+		s.GET("/error", func(c *celeris.Context) error { return errors.New("db down") })
+		s.GET("/status-only", func(c *celeris.Context) error { c.Status(202); return nil })
+		s.GET("/health", func(c *celeris.Context) error { return c.String(200, "up") })
+		s.GET("/debug", func(c *celeris.Context) error { return c.String(200, "d") },
+			logger.New(logger.Config{Logger: slog.New(quiet), Level: slog.LevelDebug}))
+	})
+	mwtest.Run(t, addr, func(t *testing.T, client *http.Client) {
+		url := "http://" + addr
+		rec.take()
+		tests := []struct {
+			path   string
+			status int
+			err    string
+		}{
+			{path: "/ok", status: 201},
+			{path: "/http-error", status: 403, err: "403 no"},
+			{path: "/error", status: 500, err: "db down"},
+			{path: "/status-only", status: 202},
+			{path: "/missing", status: 404},
+		}
+		for _, tt := range tests {
+			resp, _ := mwtest.Get(t, client, url+tt.path, mwtest.H("X-Request-ID", "rid-1"))
+			if resp.StatusCode != tt.status {
+				t.Errorf("%s: status %d, want %d", tt.path, resp.StatusCode, tt.status)
+			}
+			recs := rec.take()
+			if len(recs) != 1 {
+				t.Fatalf("%s: %d records", tt.path, len(recs))
+			}
+			r := recs[0]
+			if r["msg"] != "request" || r["level"] != slog.LevelInfo || r["method"] != "GET" ||
+				r["path"] != tt.path || r["status"] != int64(tt.status) || r["request_id"] != "rid-1" {
+				t.Errorf("%s: record %v", tt.path, r)
+			}
+			if lat, _ := r["latency"].(time.Duration); lat <= 0 {
+				t.Errorf("%s: latency %v", tt.path, r["latency"])
+			}
+			if e, _ := r["error"].(string); e != tt.err {
+				t.Errorf("%s: error attr %q, want %q", tt.path, e, tt.err)
+			}
+		}
+		if r := rec.take(); len(r) != 0 {
+			t.Fatalf("extra records %v", r)
+		}
+		mwtest.Get(t, client, url+"/health", nil)
+		if r := rec.take(); len(r) != 0 {
+			t.Errorf("skipped request logged: %v", r)
+		}
+		mwtest.Get(t, client, url+"/debug", nil)
+		if r := quiet.take(); len(r) != 0 {
+			t.Errorf("disabled level logged: %v", r)
+		}
+		rec.take() // the outer logger's record of /debug
+	})
+}

@@ -1,0 +1,477 @@
+// Package static serves files from an fs.FS (embed.FS, os.DirFS, fstest.MapFS...).
+//
+// It is a handler, not a middleware: mount it on a wildcard route whose parameter
+// holds the file path.
+//
+//	//go:embed public
+//	var public embed.FS
+//
+//	s.GET("/static/*filepath", static.New(static.Config{FS: public, Root: "public"}))
+//
+// # Paths
+//
+// The parameter is percent-decoded, then refused with 400 Bad Request when it holds a
+// NUL, a backslash or a ".." segment, or fails fs.ValidPath once cleaned (repeated
+// and trailing slashes and "." segments are cleaned away). An fs.FS cannot reach
+// outside its root anyway; the checks make traversal attempts (CWE-22) fail loudly
+// and the same way on every platform. Names beginning with "." (".env", ".git/") are
+// answered 404 unless Config.Dotfiles is set.
+//
+// A directory is served as its Index file ("index.html"): a request for it without
+// the trailing slash is redirected (301) to the slash form with a relative Location,
+// so that relative links in the page resolve; without an index file the answer is
+// 404. Directories are never listed.
+//
+// # Headers and conditional requests
+//
+// Content-Type comes from the extension (mime.TypeByExtension), else from sniffing
+// the first 512 bytes (http.DetectContentType). Last-Modified is the file's ModTime
+// (omitted when zero, as in embed.FS). ETag is strong: the size and ModTime in hex,
+// or, when ModTime is zero, the size and CRC-32C of the content. If-None-Match (or,
+// without it, If-Modified-Since) answers 304 (RFC 9110 §13.2.2). Accept-Ranges: bytes
+// is always sent.
+//
+// # Ranges
+//
+// A GET with a single byte range (RFC 9110 §14.1.2: "bytes=a-b", "bytes=a-",
+// "bytes=-n") is answered 206 with Content-Range; a range starting past the end
+// gets 416 with "Content-Range: bytes */size". A request for several ranges, or
+// with a malformed Range header, gets the whole file with 200 (RFC 9110 §14.2 lets a
+// server ignore Range; multipart/byteranges is not implemented). If-Range that
+// does not match the current ETag or Last-Modified also gets the whole file.
+//
+// # Memory
+//
+// Files up to MaxInMemory bytes (4 MiB) are read whole into a pooled buffer and
+// sent with Content-Length. Larger files are streamed (chunked on HTTP/1.1) from
+// the file, seeking for ranges when the file supports io.Seeker. A HEAD request for
+// such a file gets its headers without the file's length (HTTP/1.1 currently says
+// "Content-Length: 0"): the Context cannot declare the length of a response
+// without giving its body.
+package static
+
+import (
+	"errors"
+	"hash/crc32"
+	"io"
+	"io/fs"
+	"mime"
+	"net/http"
+	"net/url"
+	"path"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/celeris-dev/celeris"
+)
+
+// Config configures the handler. FS is required; zero values mean the defaults in
+// brackets.
+type Config struct {
+	// FS holds the files.
+	FS fs.FS
+	// Root is the directory of FS to serve ["."].
+	Root string
+	// Param is the name of the route's wildcard parameter ["filepath"].
+	Param string
+	// Index is the file served for a directory ["index.html"]; "-" serves none
+	// (directories are 404).
+	Index string
+	// Dotfiles serves names beginning with "." [false: 404].
+	Dotfiles bool
+	// CacheControl is sent with every file answer, e.g. "public, max-age=3600"
+	// [none].
+	CacheControl string
+	// MaxInMemory is the largest file, in bytes, read whole and sent with a
+	// Content-Length [4 MiB]; larger files are streamed.
+	MaxInMemory int64
+}
+
+// DefaultMaxInMemory is Config.MaxInMemory's default.
+const DefaultMaxInMemory = 4 << 20
+
+// maxPooledBuffer bounds the read buffers kept for reuse.
+const maxPooledBuffer = 256 << 10
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+var (
+	errBadPath    = celeris.NewHTTPError(http.StatusBadRequest, "")
+	errNotFound   = celeris.NewHTTPError(http.StatusNotFound, "")
+	errForbidden  = celeris.NewHTTPError(http.StatusForbidden, "")
+	errNotAllowed = celeris.NewHTTPError(http.StatusMethodNotAllowed, "")
+)
+
+type server struct {
+	fsys fs.FS
+	cfg  Config
+	bufs sync.Pool // *[]byte
+}
+
+// New returns a handler serving cfg.FS. It panics when FS is nil or Root is not a
+// valid directory name.
+func New(cfg Config) celeris.HandlerFunc {
+	if cfg.FS == nil {
+		panic("static: Config.FS is nil")
+	}
+	if cfg.Root == "" {
+		cfg.Root = "."
+	}
+	if cfg.Param == "" {
+		cfg.Param = "filepath"
+	}
+	if cfg.Index == "" {
+		cfg.Index = "index.html"
+	}
+	if cfg.MaxInMemory <= 0 {
+		cfg.MaxInMemory = DefaultMaxInMemory
+	}
+	fsys, err := fs.Sub(cfg.FS, cfg.Root)
+	if err != nil {
+		panic("static: Root " + strconv.Quote(cfg.Root) + ": " + err.Error())
+	}
+	s := &server{fsys: fsys, cfg: cfg}
+	return s.serve
+}
+
+func (s *server) serve(c *celeris.Context) error {
+	if m := c.Method(); m != http.MethodGet && m != http.MethodHead {
+		c.SetHeader("Allow", "GET, HEAD")
+		return errNotAllowed
+	}
+	raw := c.Param(s.cfg.Param)
+	name, err := s.clean(raw)
+	if err != nil {
+		return err
+	}
+	f, fi, err := s.open(name)
+	if err != nil {
+		return err
+	}
+	if fi.IsDir() {
+		f.Close()
+		if raw != "" && !strings.HasSuffix(raw, "/") {
+			return redirectToDir(c, name)
+		}
+		if s.cfg.Index == "-" {
+			return errNotFound
+		}
+		name = path.Join(name, s.cfg.Index)
+		if f, fi, err = s.open(name); err != nil {
+			return err
+		}
+	}
+	defer f.Close()
+	if !fi.Mode().IsRegular() {
+		return errNotFound
+	}
+	return s.serveFile(c, name, f, fi)
+}
+
+// clean turns the raw parameter into a valid fs.FS name, or an HTTPError.
+func (s *server) clean(raw string) (string, error) {
+	name := raw
+	if strings.IndexByte(name, '%') >= 0 {
+		var err error
+		if name, err = url.PathUnescape(name); err != nil {
+			return "", errBadPath
+		}
+	}
+	if strings.IndexByte(name, 0) >= 0 || strings.IndexByte(name, '\\') >= 0 {
+		return "", errBadPath // NUL truncation and Windows separators
+	}
+	for seg := range strings.SplitSeq(name, "/") {
+		switch {
+		case seg == "..":
+			return "", errBadPath // CWE-22 path traversal
+		case !s.cfg.Dotfiles && len(seg) > 1 && seg[0] == '.':
+			return "", errNotFound
+		}
+	}
+	name = path.Clean("/" + name)[1:]
+	if name == "" {
+		name = "."
+	}
+	if !fs.ValidPath(name) {
+		return "", errBadPath
+	}
+	return name, nil
+}
+
+func (s *server) open(name string) (fs.File, fs.FileInfo, error) {
+	f, err := s.fsys.Open(name)
+	if err != nil {
+		return nil, nil, fsError(err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, fsError(err)
+	}
+	return f, fi, nil
+}
+
+func fsError(err error) error {
+	switch {
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, fs.ErrInvalid):
+		return errNotFound
+	case errors.Is(err, fs.ErrPermission):
+		return errForbidden
+	default:
+		return err // 500, logged by the error handler
+	}
+}
+
+// redirectToDir answers 301 to the directory's slash form. The Location is
+// relative ("./name/"), never "//host": an absolute path built from the request
+// could be read as a network-path reference (an open redirect).
+func redirectToDir(c *celeris.Context, name string) error {
+	loc := "./" + url.PathEscape(path.Base(name)) + "/"
+	if q := c.RawQuery(); q != "" {
+		loc += "?" + q
+	}
+	return c.Redirect(http.StatusMovedPermanently, loc)
+}
+
+func (s *server) serveFile(c *celeris.Context, name string, f fs.File, fi fs.FileInfo) error {
+	size := fi.Size()
+	inMemory := size <= s.cfg.MaxInMemory
+
+	var data []byte
+	if inMemory {
+		bp := s.getBuf(int(size))
+		defer s.putBuf(bp)
+		data = (*bp)[:size]
+		if _, err := io.ReadFull(f, data); err != nil {
+			return err
+		}
+	}
+
+	ctype := mime.TypeByExtension(path.Ext(name))
+	if ctype == "" {
+		ctype = s.sniff(f, data)
+	}
+	mod := fi.ModTime()
+	var lastMod, tag string
+	if !mod.IsZero() {
+		lastMod = mod.UTC().Format(http.TimeFormat)
+		tag = `"` + strconv.FormatInt(size, 16) + "-" + strconv.FormatInt(mod.UnixNano(), 16) + `"`
+	} else if inMemory {
+		tag = `"` + strconv.FormatInt(size, 16) + "-" + strconv.FormatUint(uint64(crc32.Checksum(data, castagnoli)), 16) + `"`
+	}
+	if tag != "" {
+		c.SetHeader("ETag", tag)
+	}
+	if lastMod != "" {
+		c.SetHeader("Last-Modified", lastMod)
+	}
+	if s.cfg.CacheControl != "" {
+		c.SetHeader("Cache-Control", s.cfg.CacheControl)
+	}
+	if notModified(c, tag, mod) {
+		return c.NoContent(http.StatusNotModified)
+	}
+	c.SetHeader("Accept-Ranges", "bytes")
+
+	status, start, end := http.StatusOK, int64(0), size // [start, end)
+	if rh := c.Header("Range"); rh != "" && c.Method() == http.MethodGet && ifRange(c, tag, mod) {
+		switch a, b, res := parseRange(rh, size); res {
+		case rangeOK:
+			status, start, end = http.StatusPartialContent, a, b
+			c.SetHeader("Content-Range", "bytes "+strconv.FormatInt(a, 10)+"-"+strconv.FormatInt(b-1, 10)+"/"+strconv.FormatInt(size, 10))
+		case rangeUnsatisfiable:
+			c.SetHeader("Content-Range", "bytes */"+strconv.FormatInt(size, 10))
+			c.DelHeader("Accept-Ranges")
+			return c.Blob(http.StatusRequestedRangeNotSatisfiable, "text/plain; charset=utf-8",
+				[]byte(http.StatusText(http.StatusRequestedRangeNotSatisfiable)))
+		}
+	}
+	if inMemory {
+		return c.Blob(status, ctype, data[start:end])
+	}
+	return s.stream(c, f, status, ctype, start, end)
+}
+
+// sniff detects the content type from the first 512 bytes (data when the file was
+// read whole; otherwise read from f, which is then rewound or reopened by stream).
+func (s *server) sniff(f fs.File, data []byte) string {
+	if data != nil {
+		return http.DetectContentType(data[:min(len(data), 512)])
+	}
+	sk, ok := f.(io.Seeker)
+	if !ok {
+		return "application/octet-stream"
+	}
+	var head [512]byte
+	n, _ := io.ReadFull(f, head[:])
+	if _, err := sk.Seek(0, io.SeekStart); err != nil {
+		return "application/octet-stream"
+	}
+	return http.DetectContentType(head[:n])
+}
+
+// stream sends [start, end) of f as a streamed response.
+func (s *server) stream(c *celeris.Context, f fs.File, status int, ctype string, start, end int64) error {
+	if start > 0 {
+		if sk, ok := f.(io.Seeker); ok {
+			if _, err := sk.Seek(start, io.SeekStart); err != nil {
+				return err
+			}
+		} else if _, err := io.CopyN(io.Discard, f, start); err != nil {
+			return err
+		}
+	} else if sk, ok := f.(io.Seeker); ok {
+		if _, err := sk.Seek(0, io.SeekStart); err != nil { // after sniff
+			return err
+		}
+	}
+	w, err := c.Stream(status, ctype)
+	if err != nil || c.Method() == http.MethodHead {
+		return err
+	}
+	bp := s.getBuf(32 << 10)
+	defer s.putBuf(bp)
+	_, err = io.CopyBuffer(w, io.LimitReader(f, end-start), (*bp)[:32<<10])
+	return err
+}
+
+func (s *server) getBuf(n int) *[]byte {
+	if bp, _ := s.bufs.Get().(*[]byte); bp != nil {
+		if cap(*bp) >= n {
+			*bp = (*bp)[:n]
+			return bp
+		}
+		s.bufs.Put(bp)
+	}
+	b := make([]byte, n)
+	return &b
+}
+
+func (s *server) putBuf(bp *[]byte) {
+	if cap(*bp) <= maxPooledBuffer {
+		s.bufs.Put(bp)
+	}
+}
+
+// notModified evaluates If-None-Match, or else If-Modified-Since (RFC 9110 §13.2.2).
+func notModified(c *celeris.Context, tag string, mod time.Time) bool {
+	if inm := c.Header("If-None-Match"); inm != "" {
+		return tag != "" && noneMatch(inm, tag)
+	}
+	ims := c.Header("If-Modified-Since")
+	if ims == "" || mod.IsZero() {
+		return false
+	}
+	t, err := http.ParseTime(ims)
+	return err == nil && !mod.Truncate(time.Second).After(t)
+}
+
+// ifRange reports whether a Range header applies (RFC 9110 §13.1.5): no If-Range,
+// or one that matches the current validator (strong comparison for tags, exact
+// equality for dates).
+func ifRange(c *celeris.Context, tag string, mod time.Time) bool {
+	ir := c.Header("If-Range")
+	if ir == "" {
+		return true
+	}
+	if strings.HasPrefix(ir, `"`) || strings.HasPrefix(ir, "W/") {
+		return tag != "" && ir == tag && !strings.HasPrefix(ir, "W/")
+	}
+	t, err := http.ParseTime(ir)
+	return err == nil && !mod.IsZero() && mod.Truncate(time.Second).Equal(t)
+}
+
+// noneMatch: "*" or any listed tag equal by weak comparison (RFC 9110 §8.8.3.2).
+func noneMatch(inm, tag string) bool {
+	v := strings.TrimSpace(inm)
+	if v == "*" {
+		return true
+	}
+	opaque := strings.TrimPrefix(tag, "W/")
+	for {
+		v = strings.TrimLeft(v, " \t,")
+		if v == "" {
+			return false
+		}
+		v = strings.TrimPrefix(v, "W/")
+		if len(v) < 2 || v[0] != '"' {
+			return false
+		}
+		end := strings.IndexByte(v[1:], '"')
+		if end < 0 {
+			return false
+		}
+		if v[:end+2] == opaque {
+			return true
+		}
+		v = v[end+2:]
+	}
+}
+
+type rangeResult int
+
+const (
+	rangeIgnore        rangeResult = iota // malformed or several ranges: whole file
+	rangeOK                               // one satisfiable range
+	rangeUnsatisfiable                    // 416
+)
+
+// parseRange parses a Range value for a representation of size bytes (RFC 9110
+// §14.1.2) and returns the one range as [start, end).
+func parseRange(v string, size int64) (start, end int64, res rangeResult) {
+	const unit = "bytes="
+	if len(v) < len(unit) || !strings.EqualFold(v[:len(unit)], unit) {
+		return 0, 0, rangeIgnore
+	}
+	spec := strings.TrimSpace(v[len(unit):])
+	if strings.IndexByte(spec, ',') >= 0 {
+		return 0, 0, rangeIgnore
+	}
+	first, last, ok := strings.Cut(spec, "-")
+	if !ok {
+		return 0, 0, rangeIgnore
+	}
+	first, last = strings.TrimSpace(first), strings.TrimSpace(last)
+	if first == "" { // suffix range: the last n bytes
+		n, ok := parseDigits(last)
+		if !ok {
+			return 0, 0, rangeIgnore
+		}
+		if n == 0 || size == 0 {
+			return 0, 0, rangeUnsatisfiable
+		}
+		return max(0, size-n), size, rangeOK
+	}
+	a, ok := parseDigits(first)
+	if !ok {
+		return 0, 0, rangeIgnore
+	}
+	b := size - 1
+	if last != "" {
+		if b, ok = parseDigits(last); !ok || b < a {
+			return 0, 0, rangeIgnore
+		}
+		b = min(b, size-1)
+	}
+	if a >= size {
+		return 0, 0, rangeUnsatisfiable
+	}
+	return a, b + 1, rangeOK
+}
+
+// parseDigits parses 1*DIGIT without sign or overflow.
+func parseDigits(s string) (int64, bool) {
+	if s == "" || len(s) > 18 {
+		return 0, false
+	}
+	var n int64
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(s[i]-'0')
+	}
+	return n, true
+}
