@@ -259,7 +259,8 @@ func (s *Server) run(c *Context) {
 			s.logger.Error("celeris: handler panic", "method", c.Method(), "path", c.Path(),
 				"panic", p, "stack", string(debug.Stack()))
 			if !c.written {
-				c.header = c.header[:0]
+				// Headers set so far stay (a request id set by middleware is
+				// worth keeping); the body is replaced.
 				c.capture = 0
 				_ = c.String(http.StatusInternalServerError, http.StatusText(http.StatusInternalServerError))
 			}

@@ -16,12 +16,17 @@ import (
 	"time"
 
 	"github.com/celeris-dev/celeris"
+	"github.com/celeris-dev/celeris/middleware/compress"
+	"github.com/celeris-dev/celeris/middleware/cors"
+	"github.com/celeris-dev/celeris/middleware/metrics"
+	"github.com/celeris-dev/celeris/middleware/requestid"
 )
 
 const (
 	maxUpload   = 2 << 30 // /upload streams: the body is counted, never buffered
 	maxDownload = 64 << 20
 	maxSleepMS  = 10000
+	maxChunks   = 65536
 )
 
 func main() {
@@ -44,13 +49,7 @@ func main() {
 		defer pprof.StopCPUProfile()
 	}
 
-	s := celeris.New(celeris.Config{
-		Addr:               *addr,
-		EventLoops:         *loops,
-		MaxRequestBodySize: maxUpload,
-	})
-	register(s, *inline)
-
+	s := newServer(*addr, *loops, *inline)
 	go func() {
 		<-s.Ready()
 		slog.Info("demo: listening", "addr", s.Addr().String(), "inline", *inline)
@@ -60,6 +59,26 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+}
+
+// newServer builds the demo server with its middleware and routes.
+func newServer(addr string, loops int, inline bool) *celeris.Server {
+	s := celeris.New(celeris.Config{
+		Addr:               addr,
+		EventLoops:         loops,
+		MaxRequestBodySize: maxUpload,
+	})
+	m := metrics.New(metrics.Config{})
+	// Every response carries X-Request-ID; CORS preflights are answered before
+	// routing reaches a 405.
+	s.Use(
+		requestid.New(requestid.Config{ContextKey: "-"}),
+		cors.New(cors.Config{}),
+		m.Middleware(),
+	)
+	register(s, inline)
+	s.GET("/metrics", m.Handler(s))
+	return s
 }
 
 type message struct {
@@ -80,7 +99,7 @@ func register(s *celeris.Server, inline bool) {
 		}),
 		s.GET("/json", func(c *celeris.Context) error {
 			return c.JSON(http.StatusOK, message{Message: "Hello, World!"})
-		}),
+		}, compress.New(compress.Config{MinLength: -1})),
 		s.GET("/users/:id/posts/:postId", func(c *celeris.Context) error {
 			return c.String(http.StatusOK, "user="+c.Param("id")+" post="+c.Param("postId"))
 		}),
@@ -115,5 +134,53 @@ func register(s *celeris.Server, inline bool) {
 	})
 	s.GET("/panic", func(c *celeris.Context) error {
 		panic("demo: /panic was requested")
+	})
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /hello", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = io.WriteString(w, "hello from net/http")
+	})
+	s.Any("/nethttp/*rest", celeris.Adapt(http.StripPrefix("/nethttp", mux)))
+	s.GET("/sse", func(c *celeris.Context) error {
+		sse, err := c.SSE()
+		if err != nil {
+			return err
+		}
+		for i := 1; i <= 5; i++ {
+			if i > 1 {
+				select {
+				case <-c.Context().Done():
+					return nil
+				case <-time.After(100 * time.Millisecond):
+				}
+			}
+			if err := sse.Send(celeris.Event{ID: strconv.Itoa(i), Event: "tick", Data: "event " + strconv.Itoa(i)}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	s.GET("/stream", func(c *celeris.Context) error {
+		n, err := strconv.Atoi(c.Query("n"))
+		if err != nil || n < 0 || n > maxChunks {
+			return celeris.NewHTTPError(http.StatusBadRequest, "n must be an integer from 0 to 65536")
+		}
+		w, err := c.Stream(http.StatusOK, "application/octet-stream")
+		if err != nil {
+			return err
+		}
+		chunk := make([]byte, 1024)
+		for i := range chunk {
+			chunk[i] = 'a' + byte(i%26)
+		}
+		for i := 0; i < n; i++ {
+			if _, err := w.Write(chunk); err != nil {
+				return err
+			}
+			if err := w.Flush(); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 }
