@@ -47,6 +47,8 @@ type Context struct {
 	pathOverride   string          // set by SetPath (Pre middleware)
 	ctx            context.Context // set by SetContext
 
+	bytes     int64        // response body bytes written
+	errored   bool         // Error ran the error handler
 	streaming bool         // Stream started a streamed response
 	stream    StreamWriter // the writer Stream returns
 
@@ -86,7 +88,8 @@ func (c *Context) reset() {
 	c.values = c.values[:0]
 	c.methodOverride, c.pathOverride, c.ctx = "", "", nil
 	c.capture, c.captured, c.capStatus = 0, false, 0
-	c.streaming, c.stream.w = false, nil
+	c.streaming, c.stream.w, c.stream.c = false, nil, nil
+	c.bytes, c.errored = 0, false
 	c.capBody = shrinkBuf(c.capBody, 64<<10)
 }
 
@@ -428,6 +431,7 @@ func (c *Context) Blob(code int, contentType string, b []byte) error {
 	}
 	c.written = true
 	c.status = code
+	c.bytes = int64(len(b))
 	if c.capture > 0 {
 		c.captured = true
 		c.capStatus = code
@@ -491,17 +495,37 @@ func (c *Context) Stream(code int, contentType string) (*StreamWriter, error) {
 		return nil, err
 	}
 	c.streaming = true
-	c.stream.w = c.w
+	c.stream.w, c.stream.c = c.w, c
 	return &c.stream, nil
 }
 
 // StreamWriter writes the body of a streamed response.
 type StreamWriter struct {
 	w httpmsg.ResponseWriter
+	c *Context
 }
 
-// Write queues p; it may block when the client reads slowly.
-func (s *StreamWriter) Write(p []byte) (int, error) { return s.w.Write(p) }
+// Write queues p; it may block when the client reads slowly (HTTP/2).
+func (s *StreamWriter) Write(p []byte) (int, error) {
+	n, err := s.w.Write(p)
+	s.c.bytes += int64(n)
+	return n, err
+}
+
+// BytesWritten is the number of response body bytes written so far (the
+// uncompressed size when a middleware transforms it later).
+func (c *Context) BytesWritten() int64 { return c.bytes }
+
+// Error hands err to the server's error handler now, so that middleware running
+// after it (a logger, metrics) sees the final status; the chain then returns nil.
+// It does nothing when err is nil or a response was already written.
+func (c *Context) Error(err error) {
+	if err == nil || c.written {
+		return
+	}
+	c.errored = true
+	c.server.cfg.ErrorHandler(c, err)
+}
 
 // Flush sends what was written so far.
 func (s *StreamWriter) Flush() error { return s.w.Flush() }

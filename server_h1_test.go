@@ -269,6 +269,16 @@ func TestH1ConnectionRules(t *testing.T) {
 			t.Fatalf("after 204: %q", got)
 		}
 	})
+	t.Run("HEAD of a streamed response has no body", func(t *testing.T) {
+		rc := dialRaw(t, addr)
+		rc.send("HEAD /stream HTTP/1.1\r\nHost: x\r\n\r\nGET /bench HTTP/1.1\r\nHost: x\r\n\r\n")
+		if resp := rc.readResponse("HEAD"); resp.StatusCode != 200 || resp.Header.Get("Content-Length") != "" {
+			t.Fatal(resp.Status, resp.Header)
+		}
+		if got := bodyString(t, rc.readResponse("GET")); got != "OK" {
+			t.Fatalf("after HEAD: %q", got)
+		}
+	})
 	t.Run("streamed response is chunked", func(t *testing.T) {
 		rc := dialRaw(t, addr)
 		rc.send("GET /stream HTTP/1.1\r\nHost: x\r\n\r\n")

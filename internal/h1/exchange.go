@@ -40,9 +40,10 @@ type exchange struct {
 	savedHdr  []httpmsg.Field // HTTP/1.0 streamed response header
 	savedRaw  []byte
 
-	inline bool      // the route runs on the event loop
-	pipe   *bodyPipe // streamed request body, nil when buffered
-	fed    int64     // body bytes moved into pipe (event loop)
+	discard bool      // a streamed response without content (HEAD, 204, 304)
+	inline  bool      // the route runs on the event loop
+	pipe    *bodyPipe // streamed request body, nil when buffered
+	fed     int64     // body bytes moved into pipe (event loop)
 
 	ctx    context.Context    // created lazily by Context; guarded by conn.mu
 	cancel context.CancelFunc // guarded by conn.mu
@@ -103,7 +104,7 @@ func (ex *exchange) reset() {
 	ex.savedRaw = ex.savedRaw[:0]
 	ex.out = nil
 	ex.chunked, ex.keepAlive, ex.http10, ex.isHead = false, false, false, false
-	ex.answered, ex.streaming, ex.ended = false, false, false
+	ex.answered, ex.streaming, ex.ended, ex.discard = false, false, false, false
 	ex.status = 0
 	ex.inline, ex.pipe, ex.fed = false, nil, 0
 	if ex.cancel != nil {
@@ -201,7 +202,19 @@ func (ex *exchange) WriteHeader(status int, header []httpmsg.Field) error {
 	}
 	ex.answered, ex.streaming = true, true
 	ex.closeAfter()
-	if ex.http10 || !bodyAllowed(status) || ex.isHead {
+	closeConn := !ex.keepAlive
+	switch {
+	case ex.isHead && !ex.http10:
+		// The length is unknown: say chunked, as the GET would (RFC 9110 §9.3.2
+		// lets HEAD carry the framing fields), and send no body.
+		*ex.out = AppendHead(*ex.out, status, header, -1, closeConn, false)
+		ex.discard = true
+		return nil
+	case !bodyAllowed(status):
+		*ex.out = AppendHead(*ex.out, status, header, 0, closeConn, ex.http10 && ex.keepAlive)
+		ex.discard = true
+		return nil
+	case ex.http10 || ex.isHead:
 		ex.status = status
 		for _, f := range header {
 			start := len(ex.savedRaw)
@@ -215,7 +228,7 @@ func (ex *exchange) WriteHeader(status int, header []httpmsg.Field) error {
 		}
 		return nil
 	}
-	*ex.out = AppendHead(*ex.out, status, header, -1, !ex.keepAlive, false)
+	*ex.out = AppendHead(*ex.out, status, header, -1, closeConn, false)
 	return nil
 }
 
@@ -225,6 +238,9 @@ func (ex *exchange) collecting() bool { return ex.status != 0 }
 func (ex *exchange) Write(p []byte) (int, error) {
 	if !ex.streaming || ex.ended {
 		return 0, ErrNotStarted
+	}
+	if ex.discard {
+		return len(p), nil
 	}
 	if ex.collecting() {
 		ex.buffered = append(ex.buffered, p...)
@@ -252,6 +268,9 @@ func (ex *exchange) End(trailer []httpmsg.Field) error {
 		return ErrNotStarted
 	}
 	ex.ended = true
+	if ex.discard {
+		return nil
+	}
 	if ex.collecting() {
 		ex.answered = false
 		return ex.WriteResponse(ex.status, ex.savedHdr, ex.buffered)
