@@ -2,7 +2,9 @@ package engine
 
 import (
 	"bytes"
+	"context"
 	"net"
+	"sync"
 	"sync/atomic"
 
 	"github.com/panjf2000/gnet/v2"
@@ -33,6 +35,7 @@ var ErrUpgrade = httpmsg.ErrUpgrade
 type conn struct {
 	gc     gnet.Conn // owned by the event loop
 	eng    *Engine
+	loop   *loopState
 	proto  httpmsg.Proto // owned by the event loop; nil until the protocol is known
 	out    []byte        // output batch of the current callback, owned by the event loop
 	remote net.Addr
@@ -51,11 +54,11 @@ type conn struct {
 func (c *conn) Write(b []byte) { c.out = append(c.out, b...) }
 
 // Wake schedules OnWake on the loop (httpmsg.Conn). Safe from any goroutine.
+// Wake-ups coalesce twice: per connection (woken) and per event loop (one gnet
+// task drains every connection that asked since the last one ran).
 func (c *conn) Wake() {
 	if c.woken.CompareAndSwap(false, true) {
-		if c.gc.Wake(nil) != nil {
-			c.woken.Store(false)
-		}
+		c.loop.add(c)
 	}
 }
 
@@ -197,4 +200,50 @@ func (c *conn) updateDeadline() {
 		c.partialSince = 0
 		c.deadline.Store(now + int64(c.eng.cfg.IdleTimeout))
 	}
+}
+
+// loopState is one event loop's queue of connections woken by handler goroutines.
+type loopState struct {
+	el      gnet.EventLoop
+	mu      sync.Mutex
+	ready   []*conn // guarded by mu
+	spare   []*conn // guarded by mu
+	pending bool    // guarded by mu: a drain task is queued on the loop
+}
+
+// add queues c and, unless a drain is already queued, queues one (any goroutine).
+func (ls *loopState) add(c *conn) {
+	ls.mu.Lock()
+	ls.ready = append(ls.ready, c)
+	trigger := !ls.pending
+	ls.pending = true
+	ls.mu.Unlock()
+	if trigger {
+		// Fails only while the engine shuts down, when connections close anyway.
+		_ = ls.el.Execute(context.Background(), ls)
+	}
+}
+
+// Run drains the queue on the event loop (gnet.Runnable).
+func (ls *loopState) Run(context.Context) error {
+	ls.mu.Lock()
+	list := ls.ready
+	ls.ready, ls.spare = ls.spare[:0], nil
+	ls.pending = false
+	ls.mu.Unlock()
+	for i, c := range list {
+		list[i] = nil
+		if c.closed.Load() || !c.woken.Load() {
+			continue // closed, or a read event already ran its OnWake
+		}
+		if c.onTraffic() == gnet.Close {
+			_ = ls.el.Close(c.gc)
+		}
+	}
+	ls.mu.Lock()
+	if cap(list) <= 4096 {
+		ls.spare = list[:0]
+	}
+	ls.mu.Unlock()
+	return nil
 }

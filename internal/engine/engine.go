@@ -71,7 +71,8 @@ type Engine struct {
 	now atomic.Int64 // coarse clock, unix nanoseconds, refreshed by the ticker
 
 	mu    sync.Mutex
-	conns map[*conn]struct{} // every open connection, for the ticker and shutdown
+	conns map[*conn]struct{}            // every open connection, for the ticker and shutdown
+	loops map[gnet.EventLoop]*loopState // wake-up queues, one per event loop
 }
 
 // New returns an engine; Run starts it.
@@ -88,7 +89,7 @@ func New(cfg Config) *Engine {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	e := &Engine{cfg: cfg, booted: make(chan struct{}), stopped: make(chan struct{}), conns: make(map[*conn]struct{})}
+	e := &Engine{cfg: cfg, booted: make(chan struct{}), stopped: make(chan struct{}), conns: make(map[*conn]struct{}), loops: make(map[gnet.EventLoop]*loopState)}
 	e.now.Store(time.Now().UnixNano())
 	return e
 }
@@ -157,7 +158,14 @@ func (e *Engine) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
 	c := &conn{gc: gc, eng: e, remote: gc.RemoteAddr()}
 	c.deadline.Store(e.now.Load() + int64(e.cfg.ReadHeaderTimeout))
 	gc.SetContext(c)
+	el := gc.EventLoop()
 	e.mu.Lock()
+	ls := e.loops[el]
+	if ls == nil {
+		ls = &loopState{el: el}
+		e.loops[el] = ls
+	}
+	c.loop = ls
 	e.conns[c] = struct{}{}
 	e.mu.Unlock()
 	return nil, gnet.None
