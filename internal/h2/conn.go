@@ -178,7 +178,7 @@ func NewUpgradedConn(nc httpmsg.Conn, h httpmsg.Handler, pool *work.Pool, cfg *C
 	s.req.StreamID = 1
 	s.req.RemoteAddr = c.remote
 	s.req.BodyReader = nil
-	s.req.Ctx = &s.ctx
+	s.req.Ctx = nil // see stream.Context
 	if len(s.req.Body) == 0 {
 		s.req.Body = nil
 	}

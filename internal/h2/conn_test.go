@@ -123,12 +123,12 @@ func TestContentLengthMismatch(t *testing.T) {
 	hs.handshake()
 	hs.send(frame.AppendHeaders(nil, 1, false, true, hs.post("/", "content-length", "3")))
 	hs.send(frame.AppendData(nil, 1, true, []byte("ab")))
-	hs.expectRST(1, frame.ErrCodeProtocol)
+	hs.expectMalformed(1)
 	hs.send(frame.AppendHeaders(nil, 3, false, true, hs.post("/", "content-length", "1")))
 	hs.send(frame.AppendData(nil, 3, true, []byte("ab")))
-	hs.expectRST(3, frame.ErrCodeProtocol)
+	hs.expectMalformed(3)
 	hs.send(frame.AppendHeaders(nil, 5, true, true, hs.post("/", "content-length", "1")))
-	hs.expectRST(5, frame.ErrCodeProtocol)
+	hs.expectMalformed(5)
 }
 
 func TestMalformedRequests(t *testing.T) {
@@ -154,10 +154,7 @@ func TestMalformedRequests(t *testing.T) {
 	id := uint32(1)
 	for _, tt := range tests {
 		hs.send(frame.AppendHeaders(nil, id, true, true, hs.encode(tt.fields...)))
-		f := hs.expect(frame.TypeRSTStream, id)
-		if f.ErrCode != frame.ErrCodeProtocol {
-			t.Fatalf("%s: %v", tt.name, f.ErrCode)
-		}
+		hs.expectMalformed(id)
 		id += 2
 	}
 	// te: trailers is fine.
@@ -362,9 +359,10 @@ func TestUpgrade(t *testing.T) {
 func TestContextCancelledOnReset(t *testing.T) {
 	cancelled := make(chan error, 1)
 	h := handlerFunc{serve: func(r *httpmsg.Request, w httpmsg.ResponseWriter) {
+		ctx := requestContext(r, w)
 		select {
-		case <-r.Ctx.Done():
-			cancelled <- r.Ctx.Err()
+		case <-ctx.Done():
+			cancelled <- ctx.Err()
 		case <-time.After(2 * time.Second):
 			cancelled <- nil
 		}

@@ -31,7 +31,17 @@
 // route is submitted to the work.Pool, at most MaxHandlersPerConn at a time per
 // connection. Errors follow RFC 9113 §5.4: a frame.StreamError resets one stream
 // with RST_STREAM, a frame.ConnError sends GOAWAY with the last processed stream id
-// and closes the connection after the output is flushed.
+// and closes the connection after the output is flushed. A malformed request
+// (§8.1.1: bad field syntax, connection-specific fields, pseudo-header or
+// content-length errors) gets a 400 head, then RST_STREAM PROTOCOL_ERROR
+// (malformedRequest); the connection keeps serving.
+//
+// Request.Ctx stays nil: the request context comes from the stream's Context
+// method (the ResponseWriter's, as for HTTP/1.1), made on first call and never
+// recycled with the stream, so user code may keep it and contexts derived from
+// it after Serve returns. It is cancelled when the stream closes (either side's
+// reset, or completion), when the connection ends, and when Serve returns
+// (context.go).
 //
 // Outbound: a response enters through the stream's httpmsg.ResponseWriter
 // (writer.go). Inline, its HEADERS are HPACK-encoded at once and its DATA framed

@@ -216,7 +216,8 @@ func (c *Conn) onData(f *frame.Frame) error {
 	// RFC 9113 §8.1.1: more data than content-length is malformed.
 	if s.declLen >= 0 && s.received > s.declLen {
 		c.recvCredit += int64(len(data))
-		return streamErr(id, frame.ErrCodeProtocol, "body longer than content-length")
+		c.malformedRequest(s, "body longer than content-length")
+		return nil
 	}
 	if s.draining {
 		// Nobody reads this body any more (see maybeFinish).
@@ -284,7 +285,7 @@ func (c *Conn) endRequest(s *stream) {
 	s.remoteDone = true
 	// RFC 9113 §8.1.1: a body shorter than content-length is malformed.
 	if s.declLen >= 0 && s.received != s.declLen {
-		c.resetStream(s, frame.ErrCodeProtocol)
+		c.malformedRequest(s, "body shorter than content-length")
 		return
 	}
 	if s.buffering {

@@ -234,6 +234,24 @@ func (hs *harness) expectRST(id uint32, code frame.ErrCode) {
 	}
 }
 
+// expectMalformed waits for the answer to a malformed request (RFC 9113 §8.1.1):
+// a 400 response head without END_STREAM, then RST_STREAM PROTOCOL_ERROR.
+func (hs *harness) expectMalformed(id uint32) {
+	hs.t.Helper()
+	f := hs.expect(frame.TypeHeaders, id)
+	if f.EndStream() || !f.EndHeaders() {
+		hs.t.Fatalf("400 head on %d: END_STREAM %v, END_HEADERS %v", id, f.EndStream(), f.EndHeaders())
+	}
+	fields, err := hs.dec.DecodeFull(f.Data)
+	if err != nil {
+		hs.t.Fatal(err)
+	}
+	if len(fields) == 0 || fields[0].Name != ":status" || fields[0].Value != "400" {
+		hs.t.Fatalf("want :status 400 on %d, got %v", id, fields)
+	}
+	hs.expectRST(id, frame.ErrCodeProtocol)
+}
+
 // response reads a whole response on stream id: status, header fields, body and
 // trailers.
 type response struct {

@@ -57,8 +57,10 @@ func (c *Conn) onHeaders(f *frame.Frame) error {
 			// RFC 9113 §5.1: half-closed (remote) accepts no HEADERS.
 			hb.discardWith(frame.ErrCodeStreamClosed)
 		case !f.EndStream():
-			// RFC 9113 §8.1: trailers end the stream.
-			hb.discardWith(frame.ErrCodeProtocol)
+			// RFC 9113 §8.1: trailers end the stream; a HEADERS frame without
+			// END_STREAM after the request head makes the request malformed.
+			hb.s, hb.trailers = s, true
+			hb.malformed = "trailers without END_STREAM"
 		case selfDep:
 			hb.discardWith(frame.ErrCodeProtocol)
 		default:
@@ -153,6 +155,11 @@ func (c *Conn) onField(f hpack.HeaderField) {
 			hb.malformed = "pseudo-header field in trailers"
 			return
 		}
+		if connectionSpecificLower(f.Name) {
+			// RFC 9113 §8.2.2: in any field section.
+			hb.malformed = "connection-specific trailer field"
+			return
+		}
 		req.Trailer = appendField(req.Trailer, f.Name, f.Value)
 		return
 	}
@@ -161,11 +168,12 @@ func (c *Conn) onField(f hpack.HeaderField) {
 		return
 	}
 	hb.regular = true
-	switch f.Name {
-	case "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade":
+	if connectionSpecificLower(f.Name) {
 		// RFC 9113 §8.2.2: connection-specific fields are malformed.
 		hb.malformed = "connection-specific header field"
 		return
+	}
+	switch f.Name {
 	case "te":
 		if f.Value != "trailers" {
 			hb.malformed = "TE other than trailers"
@@ -275,8 +283,12 @@ func (c *Conn) endHeaders() error {
 		return nil
 	}
 	if hb.trailers {
-		if hb.tooLarge || hb.malformed != "" {
-			return streamErr(s.id, frame.ErrCodeProtocol, "bad trailers")
+		if hb.tooLarge {
+			hb.malformed = "trailers too large"
+		}
+		if hb.malformed != "" {
+			c.malformedRequest(s, hb.malformed)
+			return nil
 		}
 		c.endRequest(s)
 		return nil
@@ -296,11 +308,49 @@ func (c *Conn) endHeaders() error {
 		hb.malformed = "content-length without body"
 	}
 	if hb.malformed != "" {
-		// RFC 9113 §8.1.1: a malformed request is a stream error PROTOCOL_ERROR.
-		return streamErr(s.id, frame.ErrCodeProtocol, hb.malformed)
+		s.remoteDone = hb.endStream
+		c.malformedRequest(s, hb.malformed)
+		return nil
 	}
 	c.startRequest(s)
 	return nil
+}
+
+// malformedRequest answers a malformed request (RFC 9113 §8.1.1): "Malformed
+// requests or responses that are detected MUST be treated as a stream error of
+// type PROTOCOL_ERROR. For malformed requests, a server MAY send an HTTP response
+// prior to closing or resetting the stream." Unless a response already started,
+// a 400 head goes first (without END_STREAM, so the RST_STREAM that follows is
+// legal on the stream): Go's client (net/http's bundled HTTP/2 transport) retries
+// a request reset with PROTOCOL_ERROR on a new connection, with backoff, for about
+// a minute (golang/go#47635), so a bare reset looks like a server that never
+// answers; with a response head it returns the 400 (golang/go#49645). Every
+// path that finds a request malformed ends here.
+func (c *Conn) malformedRequest(s *stream, reason string) {
+	if s.closed {
+		return
+	}
+	c.log.Debug("h2: malformed request", "remote", c.remote, "stream", s.id, "reason", reason)
+	// The answer is queued on the peer's initiative, as a REFUSED_STREAM reset
+	// is: a peer sending malformed requests without reading its answers hits the
+	// control frame bound (and CVE-2025-8671, "MadeYouReset": a reset stream's
+	// handler still holds its slot until it returns, see MaxHandlersPerConn).
+	if err := c.defenses.controlFrame(c); err != nil {
+		c.handleError(err)
+		return
+	}
+	c.mu.Lock()
+	answer := s.sh.status == 0 && !s.hdrSent
+	if answer {
+		// The handler, if one runs, now finds the response taken (and the
+		// stream dead once reset).
+		s.sh.status, s.sh.ended = 400, true
+	}
+	c.mu.Unlock()
+	if answer {
+		c.writeHeaders(s, 400, nil, -1, false)
+	}
+	c.resetStream(s, frame.ErrCodeProtocol)
 }
 
 // checkRequest checks the pseudo-header fields of a request (RFC 9113 §8.3.1).
@@ -361,6 +411,16 @@ func (c *Conn) startRequest(s *stream) {
 // appendField appends a field, reusing fs's capacity.
 func appendField(fs []httpmsg.Field, name, value string) []httpmsg.Field {
 	return append(fs, httpmsg.Field{Name: name, Value: value})
+}
+
+// connectionSpecificLower reports the fields RFC 9113 §8.2.2 forbids, for a
+// name known to be in lower case.
+func connectionSpecificLower(name string) bool {
+	switch name {
+	case "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade":
+		return true
+	}
+	return false
 }
 
 // connectionSpecific reports the fields RFC 9113 §8.2.2 forbids (any case).

@@ -39,7 +39,9 @@ type stream struct {
 	sendWindow int64
 	body       []byte // buffered body of an inline route
 	reader     bodyReader
-	ctx        streamCtx
+	// ctx is the request context, nil until the handler asks (stream.Context);
+	// guarded by c.mu. Never recycled with the stream: dropped at recycle.
+	ctx *reqCtx
 
 	// sh is shared with the handler goroutine, guarded by c.mu.
 	sh   shared
@@ -105,7 +107,7 @@ func (c *Conn) newStream(id uint32) *stream {
 	r.StreamID = id
 	r.RemoteAddr = c.remote
 	r.ContentLength = -1
-	r.Ctx = &s.ctx
+	// r.Ctx stays nil: the context is made on demand by s.Context (context.go).
 	return s
 }
 
@@ -136,6 +138,8 @@ func (c *Conn) maybeRecycle(s *stream) {
 		sh.in = s.sh.in[:0]
 	}
 	// A stream on the free list stays "closed", so a stale reference is inert.
+	// Its request context (cancelled by now) is dropped, never reused: user code
+	// may still hold it (context.go).
 	*s = stream{c: c, req: s.req, body: body, sh: sh, reader: bodyReader{s: s}, closed: true, free: true}
 	s.cond.L = &c.mu
 	c.free = append(c.free, s)
@@ -173,6 +177,10 @@ func (b *fieldBuf) add(fields []httpmsg.Field) {
 func (c *Conn) dispatch(s *stream) {
 	if s.inline {
 		c.h.Serve(&s.req, s)
+		c.mu.Lock()
+		ctx := s.ctx
+		c.mu.Unlock()
+		ctx.cancel() // Serve returned
 		c.handlerReturned(s)
 		return
 	}
@@ -207,8 +215,10 @@ func (s *stream) Run() {
 	defer func() {
 		c.mu.Lock()
 		s.sh.done = true
+		ctx := s.ctx
 		wake := c.notifyLocked(s)
 		c.mu.Unlock()
+		ctx.cancel() // Serve returned
 		if wake {
 			c.nc.Wake()
 		}
@@ -319,10 +329,10 @@ func (c *Conn) closeStream(s *stream, how closeHow) {
 	}
 	s.sh.data, s.sh.rd = s.sh.data[:0], 0
 	s.cond.Broadcast()
+	ctx := s.ctx
 	c.mu.Unlock()
-	if how != closedNormally {
-		s.ctx.cancel()
-	}
+	// The exchange is over, whether completed or reset: work for it may stop.
+	ctx.cancel()
 	c.recvCredit += unread
 	if s.buffering {
 		s.buffering = false
@@ -381,11 +391,11 @@ func (c *Conn) abortStreams() {
 			s.sh.inErr = ErrStreamClosed
 		}
 		s.cond.Broadcast()
-	}
-	c.mu.Unlock()
-	for _, s := range c.streams {
+		// Streams whose handler still runs after they closed had their context
+		// cancelled then (closeStream).
 		s.ctx.cancel()
 	}
+	c.mu.Unlock()
 	for _, s := range c.waiting {
 		s.waiting = false
 	}
