@@ -26,6 +26,7 @@ func (s *Server) StartGraceful(timeout time.Duration) error {
 		return err
 	case <-ctx.Done():
 	}
+	stop() // a second signal now ends the process the default way
 	s.logger.Info("celeris: shutting down", "timeout", timeout)
 	sctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()

@@ -141,6 +141,8 @@ func (s *Server) Start() error {
 		IdleTimeout:       s.cfg.IdleTimeout,
 		Logger:            s.logger,
 		NewH1:             func(c httpmsg.Conn) httpmsg.Proto { return h1.NewConn(c, &s.h1cfg) },
+		// A whole request head (up to MaxHeaderBytes) must fit in one window.
+		PeekWindow: max(s.cfg.MaxHeaderBytes, h1.DefaultMaxHeaderBytes) + 64<<10,
 	}
 	s.configureH2(&ecfg)
 	s.eng = engine.New(ecfg)
@@ -221,7 +223,9 @@ func (s *Server) Prepare(req *httpmsg.Request) bool {
 	if c.route != nil {
 		return c.route.inline
 	}
-	return s.notFound == nil && s.methodNotAllowed == nil // built-in answers never block
+	// The built-in 404 and 405 answers never block; user middleware around them
+	// might, so it runs on a worker like any route that is not Inline.
+	return len(s.use) == 0 && s.notFound == nil && s.methodNotAllowed == nil
 }
 
 // lookup routes c's request.

@@ -65,7 +65,8 @@ func (s *SSEWriter) Send(e Event) error {
 
 // Comment writes a comment line (a keep-alive for proxies) and flushes it.
 func (s *SSEWriter) Comment(text string) error {
-	s.buf = append(append(append(s.buf[:0], ": "...), strings.ReplaceAll(text, "\n", " ")...), "\n\n"...)
+	text = strings.NewReplacer("\r\n", " ", "\r", " ", "\n", " ").Replace(text)
+	s.buf = append(append(append(s.buf[:0], ": "...), text...), "\n\n"...)
 	if _, err := s.w.Write(s.buf); err != nil {
 		return err
 	}

@@ -48,6 +48,10 @@ type conn struct {
 
 	partialSince int64 // owned by the event loop: when the pending partial request began
 	wantClose    bool  // owned by the event loop: close after this callback's flush
+	paused       bool  // owned by the event loop: the fd is out of the poller (pause.go)
+	closing      bool  // owned by the event loop: close once gnet's output drained
+	lastOutbound int   // owned by the event loop: output pending after the last write
+	lastProgress int64 // owned by the event loop: when input was last consumed
 }
 
 // Write appends to the output batch (httpmsg.Conn).
@@ -79,17 +83,22 @@ func (c *conn) onTraffic() gnet.Action {
 	var err error
 	if c.woken.Load() {
 		c.woken.Store(false)
-		if c.proto != nil {
+		if c.proto != nil && !c.closing {
 			err = c.proto.OnWake()
 		}
-		if err == nil && c.drain.Load() {
+		if err == nil && c.drain.Load() && !c.closing {
 			c.drainProto()
 		}
 	}
-	if err == nil && !c.wantClose {
+	if err == nil && !c.wantClose && !c.closing {
+		before := c.gc.InboundBuffered()
 		err = c.readAll()
+		if c.gc.InboundBuffered() < before {
+			c.lastProgress = c.eng.now.Load()
+		}
 	}
 	if len(c.out) > 0 {
+		c.resumeRead() // a paused fd is not in the poller: gnet could not wait to write
 		_, _ = c.gc.Write(c.out)
 		if cap(c.out) > 1<<20 {
 			c.out = nil // do not pin a large buffer to an idle connection
@@ -97,13 +106,52 @@ func (c *conn) onTraffic() gnet.Action {
 			c.out = c.out[:0]
 		}
 	}
-	if err != nil || c.wantClose {
-		c.deadline.Store(0)
-		return gnet.Close
+	outbound := c.gc.OutboundBuffered()
+	if fa, ok := c.proto.(flushAware); ok {
+		fa.AfterFlush(outbound)
 	}
-	c.pendingOut.Store(c.gc.OutboundBuffered() > 0)
+	if err != nil || c.wantClose {
+		c.closing = true
+	}
+	if c.closing {
+		// Close once gnet wrote everything: closing at once would drop what the
+		// socket did not take yet (gnet tries its buffer only once). The ticker
+		// wakes the connection while output is pending; the write deadline bounds
+		// the wait for a client that never reads.
+		if outbound == 0 {
+			c.deadline.Store(0)
+			return gnet.Close
+		}
+		c.resumeRead()
+		c.pendingOut.Store(true)
+		c.updateWriteDeadline(outbound)
+		return gnet.None
+	}
+	c.pendingOut.Store(outbound > 0)
+	c.applyBackpressure()
+	if outbound > 0 {
+		c.updateWriteDeadline(outbound)
+		return gnet.None
+	}
+	c.lastOutbound = 0
 	c.updateDeadline()
 	return gnet.None
+}
+
+// flushAware is implemented by protocols that want to know how much output the
+// engine still holds after each write (HTTP/1.1 streaming back-pressure).
+type flushAware interface {
+	AfterFlush(outbound int)
+}
+
+// updateWriteDeadline: while output is pending, the connection must make write
+// progress within the idle timeout; a client that stops reading is closed.
+func (c *conn) updateWriteDeadline(outbound int) {
+	now := c.eng.now.Load()
+	if c.lastOutbound == 0 || outbound < c.lastOutbound {
+		c.deadline.Store(now + int64(c.eng.cfg.IdleTimeout))
+	}
+	c.lastOutbound = outbound
 }
 
 // OutboundBuffered is how many written bytes gnet still holds (event loop only).
@@ -114,41 +162,51 @@ func (c *conn) OutboundBuffered() int { return c.gc.OutboundBuffered() }
 // readAll feeds everything buffered to the protocol, switching protocol when the
 // preface or an h2c upgrade says so.
 func (c *conn) readAll() error {
-	buf, _ := c.gc.Peek(-1)
-	if len(buf) == 0 {
-		return nil
-	}
-	if c.proto == nil && !c.sniff(buf) {
-		return nil // not enough bytes to tell yet
-	}
-	if c.wantClose {
-		return nil
-	}
-	n, err := c.proto.OnData(buf)
-	if err == ErrUpgrade {
-		if n > 0 {
-			_, _ = c.gc.Discard(n)
-		}
-		up, ok := c.proto.(Upgrader)
-		if !ok || c.eng.cfg.Upgrade == nil {
-			return err
-		}
-		req, settings := up.TakeUpgrade()
-		p, uerr := c.eng.cfg.Upgrade(c, req, settings)
-		if uerr != nil {
-			return uerr
-		}
-		c.proto = p
-		buf, _ = c.gc.Peek(-1)
+	for {
+		buf := c.peek()
 		if len(buf) == 0 {
 			return nil
 		}
-		n, err = p.OnData(buf)
+		if c.proto == nil && !c.sniff(buf) {
+			return nil // not enough bytes to tell yet
+		}
+		if c.wantClose {
+			return nil
+		}
+		n, err := c.proto.OnData(buf)
+		if n > 0 {
+			_, _ = c.gc.Discard(n)
+		}
+		if err == ErrUpgrade {
+			up, ok := c.proto.(Upgrader)
+			if !ok || c.eng.cfg.Upgrade == nil {
+				return err
+			}
+			req, settings := up.TakeUpgrade()
+			p, uerr := c.eng.cfg.Upgrade(c, req, settings)
+			if uerr != nil {
+				return uerr
+			}
+			c.proto = p
+			continue
+		}
+		if err != nil || n < len(buf) || n == 0 {
+			return err
+		}
+		// The protocol took the whole window and more is buffered: go on.
 	}
-	if n > 0 {
-		_, _ = c.gc.Discard(n)
+}
+
+// peek presents at most Config.PeekWindow buffered bytes: gnet copies its ring
+// buffer into a fresh slice (which it never reuses) when a Peek wraps, so peeking
+// everything a slow consumer left would copy and allocate it again on every call.
+func (c *conn) peek() []byte {
+	n := c.gc.InboundBuffered()
+	if n == 0 {
+		return nil
 	}
-	return err
+	buf, _ := c.gc.Peek(min(n, c.eng.cfg.PeekWindow))
+	return buf
 }
 
 // sniff picks the protocol from the first bytes. It reports false while the bytes
@@ -184,12 +242,35 @@ func (c *conn) drainProto() {
 	}
 }
 
+// applyBackpressure pauses reading while the protocol leaves more than the
+// engine's limit unconsumed, and resumes once it consumed enough.
+func (c *conn) applyBackpressure() {
+	in := c.gc.InboundBuffered()
+	limit := c.eng.cfg.MaxBufferedInput
+	switch {
+	case !c.paused && in > limit && c.gc.OutboundBuffered() == 0:
+		c.pauseRead()
+	case c.paused && in <= limit/2:
+		c.resumeRead()
+	}
+}
+
 // updateDeadline publishes when the ticker should close this connection.
 func (c *conn) updateDeadline() {
 	now := c.eng.now.Load()
 	switch {
 	case c.proto != nil && c.proto.Busy():
 		c.partialSince = 0
+		if ab, ok := c.proto.(bodyAwaiter); ok && ab.AwaitingBody() {
+			// A handler waits for a streamed request body: the client must keep
+			// sending within the idle timeout (a stalled upload must not hold a
+			// worker and the connection forever).
+			if c.lastProgress == 0 {
+				c.lastProgress = now
+			}
+			c.deadline.Store(c.lastProgress + int64(c.eng.cfg.IdleTimeout))
+			return
+		}
 		c.deadline.Store(0)
 	case c.gc.InboundBuffered() > 0:
 		if c.partialSince == 0 {
@@ -200,6 +281,12 @@ func (c *conn) updateDeadline() {
 		c.partialSince = 0
 		c.deadline.Store(now + int64(c.eng.cfg.IdleTimeout))
 	}
+}
+
+// bodyAwaiter is implemented by protocols that can tell when a handler waits for
+// request body bytes from the client.
+type bodyAwaiter interface {
+	AwaitingBody() bool
 }
 
 // loopState is one event loop's queue of connections woken by handler goroutines.

@@ -51,6 +51,17 @@ type Config struct {
 	// NewH2 may be nil (h2c disabled): the preface then gets an error and close.
 	NewH1 func(c httpmsg.Conn) httpmsg.Proto
 	NewH2 func(c httpmsg.Conn) httpmsg.Proto
+	// MaxBufferedInput bounds the bytes received but not yet consumed by the
+	// protocol (a pipelined flood while a handler runs, an upload faster than its
+	// handler reads); past it the engine stops reading the socket until the protocol
+	// caught up. Default 512 KiB.
+	MaxBufferedInput int
+
+	// PeekWindow is the most buffered input presented to the protocol in one
+	// OnData call; it must exceed the largest request head or frame the protocol
+	// needs whole. Default 128 KiB.
+	PeekWindow int
+
 	// Upgrade builds the h2 protocol for an h1 connection that asked for h2c
 	// (nil: h2c disabled; h1 never asks then).
 	Upgrade func(c httpmsg.Conn, req *httpmsg.Request, settings []byte) (httpmsg.Proto, error)
@@ -88,6 +99,12 @@ func New(cfg Config) *Engine {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
+	}
+	if cfg.PeekWindow <= 0 {
+		cfg.PeekWindow = 128 << 10
+	}
+	if cfg.MaxBufferedInput <= 0 {
+		cfg.MaxBufferedInput = 512 << 10
 	}
 	e := &Engine{cfg: cfg, booted: make(chan struct{}), stopped: make(chan struct{}), conns: make(map[*conn]struct{}), loops: make(map[gnet.EventLoop]*loopState)}
 	e.now.Store(time.Now().UnixNano())
@@ -155,6 +172,7 @@ func (e *Engine) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
 	if e.draining.Load() {
 		return nil, gnet.Close
 	}
+	pauseInit.Do(func() { initPause(gc) })
 	c := &conn{gc: gc, eng: e, remote: gc.RemoteAddr()}
 	c.deadline.Store(e.now.Load() + int64(e.cfg.ReadHeaderTimeout))
 	gc.SetContext(c)
@@ -178,6 +196,8 @@ func (e *Engine) OnClose(gc gnet.Conn, err error) gnet.Action {
 		return gnet.None
 	}
 	c.closed.Store(true)
+	// gnet removes the fd from its poller after OnClose; a paused fd must be there.
+	c.resumeRead()
 	if c.proto != nil {
 		c.proto.OnClose(err)
 	}
@@ -199,8 +219,8 @@ func (e *Engine) OnTick() (time.Duration, gnet.Action) {
 	e.now.Store(now)
 	e.mu.Lock()
 	for c := range e.conns {
-		if d := c.deadline.Load(); d != 0 && now > d {
-			c.deadline.Store(0)
+		// CompareAndSwap: the loop may have published a new deadline meanwhile.
+		if d := c.deadline.Load(); d != 0 && now > d && c.deadline.CompareAndSwap(d, 0) {
 			_ = c.gc.Close()
 			continue
 		}
@@ -211,7 +231,7 @@ func (e *Engine) OnTick() (time.Duration, gnet.Action) {
 		}
 	}
 	e.mu.Unlock()
-	return 250 * time.Millisecond, gnet.None
+	return 100 * time.Millisecond, gnet.None
 }
 
 // Stop stops the engine: the listener and every connection close.
@@ -248,6 +268,8 @@ func (e *Engine) Drain() int {
 	}
 	return len(e.conns)
 }
+
+var pauseInit sync.Once
 
 // ErrClosed is returned to handler goroutines that touch a closed connection.
 var ErrClosed = errors.New("engine: connection closed")

@@ -41,6 +41,7 @@ type exchange struct {
 	savedRaw  []byte
 
 	discard bool      // a streamed response without content (HEAD, 204, 304)
+	raw10   bool      // a close-delimited streamed response (HTTP/1.0)
 	inline  bool      // the route runs on the event loop
 	pipe    *bodyPipe // streamed request body, nil when buffered
 	fed     int64     // body bytes moved into pipe (event loop)
@@ -96,21 +97,34 @@ func (ex *exchange) reset() {
 	clear(ex.msg.Header[:cap(ex.msg.Header)][:len(ex.msg.Header)])
 	tr := ex.msg.Trailer[:0]
 	ex.msg = httpmsg.Request{Header: hdr, Trailer: tr}
-	ex.raw = shrink(ex.raw, 16<<10)
-	ex.body = shrink(ex.body, 64<<10)
-	ex.trail = shrink(ex.trail, 4<<10)
-	ex.buffered = shrink(ex.buffered, 64<<10)
+	ex.raw = shrink(ex.raw, 8<<10)
+	ex.body = shrink(ex.body, 16<<10)
+	ex.trail = shrink(ex.trail, 1<<10)
+	ex.buffered = shrink(ex.buffered, 16<<10)
 	ex.savedHdr = ex.savedHdr[:0]
-	ex.savedRaw = ex.savedRaw[:0]
+	ex.savedRaw = shrink(ex.savedRaw, 1<<10)
 	ex.out = nil
 	ex.chunked, ex.keepAlive, ex.http10, ex.isHead = false, false, false, false
-	ex.answered, ex.streaming, ex.ended, ex.discard = false, false, false, false
+	ex.answered, ex.streaming, ex.ended, ex.discard, ex.raw10 = false, false, false, false, false
 	ex.status = 0
+	if ex.http10 {
+		ex.buffered = nil
+	}
 	ex.inline, ex.pipe, ex.fed = false, nil, 0
 	if ex.cancel != nil {
 		ex.cancel()
 		ex.ctx, ex.cancel = nil, nil
 	}
+}
+
+// keptBytes is the capacity of the buffers ex keeps for reuse.
+func (ex *exchange) keptBytes() int {
+	return cap(ex.raw) + cap(ex.body) + cap(ex.trail) + cap(ex.buffered) + cap(ex.savedRaw)
+}
+
+// dropBuffers releases ex's buffers (the connection's budget is spent).
+func (ex *exchange) dropBuffers() {
+	ex.raw, ex.body, ex.trail, ex.buffered, ex.savedRaw = nil, nil, nil, nil, nil
 }
 
 // copyTrailers keeps the trailer fields of a chunked body in ex's own buffer.
@@ -133,7 +147,7 @@ func (ex *exchange) closeAfter() bool {
 	if ex.draining() {
 		ex.keepAlive = false
 	}
-	if ex.pipe != nil && !ex.pipe.complete() {
+	if ex.pipe != nil && !ex.pipe.completeOK() {
 		// The handler answers before the whole body arrived: the rest cannot be
 		// skipped safely in order, so the connection closes (RFC 9110 §10.1.1 allows
 		// either reading the body or closing).
@@ -179,6 +193,10 @@ func (ex *exchange) WriteResponse(status int, header []httpmsg.Field, body []byt
 	if ex.answered {
 		return ErrAnswered
 	}
+	if status < 200 {
+		// An interim status cannot end an exchange: the client would wait forever.
+		status, header, body = 500, nil, []byte("Internal Server Error")
+	}
 	ex.answered = true
 	closeConn := ex.closeAfter()
 	dst := AppendHead(*ex.out, status, header, int64(len(body)), closeConn, ex.http10 && ex.keepAlive)
@@ -200,6 +218,9 @@ func (ex *exchange) WriteHeader(status int, header []httpmsg.Field) error {
 	if ex.answered {
 		return ErrAnswered
 	}
+	if status < 200 {
+		status, header = 500, nil
+	}
 	ex.answered, ex.streaming = true, true
 	ex.closeAfter()
 	closeConn := !ex.keepAlive
@@ -214,7 +235,13 @@ func (ex *exchange) WriteHeader(status int, header []httpmsg.Field) error {
 		*ex.out = AppendHead(*ex.out, status, header, 0, closeConn, ex.http10 && ex.keepAlive)
 		ex.discard = true
 		return nil
-	case ex.http10 || ex.isHead:
+	case ex.http10:
+		// No chunked coding in HTTP/1.0: the body is close-delimited.
+		ex.keepAlive = false
+		*ex.out = AppendHead(*ex.out, status, header, CloseDelimited, true, false)
+		ex.raw10 = true
+		return nil
+	case ex.isHead:
 		ex.status = status
 		for _, f := range header {
 			start := len(ex.savedRaw)
@@ -246,7 +273,17 @@ func (ex *exchange) Write(p []byte) (int, error) {
 		ex.buffered = append(ex.buffered, p...)
 		return len(p), nil
 	}
-	*ex.out = AppendChunk(*ex.out, p)
+	if ex.raw10 {
+		*ex.out = append(*ex.out, p...)
+	} else {
+		*ex.out = AppendChunk(*ex.out, p)
+	}
+	if len(*ex.out) > handOffEarly && ex.out != &ex.conn.inline {
+		// A handler writing a lot without Flush: pass it on (with back-pressure).
+		if err := ex.conn.handOff(ex.out, false); err != nil {
+			return 0, err
+		}
+	}
 	return len(p), nil
 }
 
@@ -257,7 +294,7 @@ func (ex *exchange) Flush() error {
 		return ErrNotStarted
 	}
 	if ex.out != &ex.conn.inline && !ex.collecting() {
-		ex.conn.handOff(ex.out, false)
+		return ex.conn.handOff(ex.out, false)
 	}
 	return nil
 }
@@ -268,7 +305,7 @@ func (ex *exchange) End(trailer []httpmsg.Field) error {
 		return ErrNotStarted
 	}
 	ex.ended = true
-	if ex.discard {
+	if ex.discard || ex.raw10 {
 		return nil
 	}
 	if ex.collecting() {

@@ -27,10 +27,11 @@ type bodyPipe struct {
 	blocked bool  // the loop stopped feeding because the pipe is full
 	need100 bool  // send "100 Continue" on the first Read (RFC 9110 §10.1.1)
 	conn    *Conn
+	ex      *exchange // read only by the reader (the handler's goroutine)
 }
 
-func newPipe(cn *Conn, need100 bool) *bodyPipe {
-	p := &bodyPipe{conn: cn, need100: need100}
+func newPipe(cn *Conn, ex *exchange, need100 bool) *bodyPipe {
+	p := &bodyPipe{conn: cn, ex: ex, need100: need100}
 	p.cond.L = &p.mu
 	return p
 }
@@ -41,7 +42,8 @@ func (p *bodyPipe) Read(b []byte) (int, error) {
 	p.mu.Lock()
 	if p.need100 {
 		p.need100 = false
-		if !p.done {
+		// RFC 9110 §15.2: no interim response once the final one started.
+		if !p.done && !p.ex.answered {
 			p.mu.Unlock()
 			p.conn.sendInterim(Continue100)
 			p.mu.Lock()
@@ -74,11 +76,11 @@ func (p *bodyPipe) Read(b []byte) (int, error) {
 	return n, nil
 }
 
-// complete reports whether the writer finished.
-func (p *bodyPipe) complete() bool {
+// completeOK reports whether the whole body arrived without error.
+func (p *bodyPipe) completeOK() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.done
+	return p.done && p.err == nil
 }
 
 // abort ends the body with err (the connection closed).
@@ -111,6 +113,7 @@ func (cn *Conn) feedPipe(in []byte) int {
 		n        int
 		complete bool
 		err      error
+		avail    = len(in)
 	)
 	if !ex.chunked {
 		n = min(int(ex.msg.ContentLength-ex.fed), len(in), space)
@@ -124,7 +127,8 @@ func (cn *Conn) feedPipe(in []byte) int {
 		}
 		in = in[:min(len(in), space)]
 		before := len(p.buf)
-		n, p.buf, complete, err = cn.chunk.Decode(in, p.buf, max-ex.fed)
+		// Decode counts the body it decoded against max itself.
+		n, p.buf, complete, err = cn.chunk.Decode(in, p.buf, max)
 		ex.fed += int64(len(p.buf) - before)
 		if complete {
 			ex.copyTrailers(cn.chunk.Trailers())
@@ -140,7 +144,7 @@ func (cn *Conn) feedPipe(in []byte) int {
 	case complete:
 		p.done = true
 		cn.streamEx = nil
-	case n < len(in) || len(p.buf) >= pipeMax:
+	case n < avail || len(p.buf) >= pipeMax:
 		// Bytes are left in the engine's buffer and no new read may come to
 		// resume: the reader wakes the loop once it drained the pipe.
 		p.blocked = true

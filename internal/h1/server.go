@@ -28,6 +28,9 @@ type ServerConfig struct {
 	StreamThreshold int64
 }
 
+// ErrConnClosed is returned to a streaming handler whose client went away.
+var ErrConnClosed = errors.New("h1: connection closed")
+
 // errCloseAfterFlush closes a connection once its output batch is written.
 var errCloseAfterFlush = errors.New("h1: close after response")
 
@@ -62,22 +65,34 @@ type Conn struct {
 	partial  int       // length of the incomplete head seen by the last ParseHead
 
 	// Handed over by the worker; guarded by mu.
-	mu     sync.Mutex
-	ready  []byte // response bytes to write, in order
-	done   bool   // the worker finished the batch
-	spare  []byte // the loop's previous ready buffer, for reuse
-	closed bool   // the connection closed (contexts created later start cancelled)
+	mu      sync.Mutex
+	ready   []byte // response bytes to write, in order
+	done    bool   // the worker finished the batch
+	spare   []byte // the loop's previous ready buffer, for reuse
+	closed  bool   // the connection closed (contexts created later start cancelled)
+	queued  int    // output the engine still held after its last write
+	outCond sync.Cond
+
+	outbound func() int // engine's unsent output (event loop only); nil if unknown
 }
 
 // NewConn returns the protocol state of a new HTTP/1.x connection.
 func NewConn(c httpmsg.Conn, cfg *ServerConfig) *Conn {
 	cn := &Conn{c: c, cfg: cfg, lim: cfg.Limits}
 	cn.task.conn = cn
+	cn.outCond.L = &cn.mu
+	if ob, ok := c.(interface{ OutboundBuffered() int }); ok {
+		cn.outbound = ob.OutboundBuffered
+	}
 	return cn
 }
 
 // Busy reports whether a worker is serving requests of this connection.
 func (cn *Conn) Busy() bool { return cn.busy }
+
+// AwaitingBody reports whether a handler reads a streamed body that has not
+// completely arrived (the engine then applies a progress timeout).
+func (cn *Conn) AwaitingBody() bool { return cn.streamEx != nil }
 
 // Drain makes the connection close after the responses in progress (graceful
 // shutdown); an idle connection closes now.
@@ -101,6 +116,7 @@ func (cn *Conn) TakeUpgrade() (*httpmsg.Request, []byte) {
 func (cn *Conn) OnClose(error) {
 	cn.mu.Lock()
 	cn.closed = true
+	cn.outCond.Broadcast()
 	if cn.busy {
 		for _, ex := range cn.batch {
 			if ex.cancel != nil {
@@ -120,14 +136,19 @@ func (cn *Conn) OnClose(error) {
 
 // OnData parses and serves every complete request in in (pipelining), in order.
 func (cn *Conn) OnData(in []byte) (int, error) {
-	if cn.closing {
-		return 0, nil
-	}
 	if cn.busy {
 		if cn.streamEx != nil {
 			return cn.feedPipe(in), nil
 		}
 		return 0, nil // pipelined requests wait until the worker hands the connection back
+	}
+	if cn.closing {
+		return 0, nil
+	}
+	if cn.outbound != nil && cn.outbound() > outboundHigh {
+		// The client reads slower than it asks: leave its requests in the engine's
+		// buffer (which pauses reading once full) until the output drained.
+		return 0, nil
 	}
 	consumed := 0
 	// Once a batch went to a worker (busy), the worker owns it: stop parsing; the
@@ -181,13 +202,10 @@ func (cn *Conn) OnData(in []byte) (int, error) {
 		}
 		ex := cn.newExchange(in[consumed:consumed+n], r)
 		consumed += n
-		if !ex.keepAlive {
-			cn.closing = true
-		}
 		ex.inline = cn.cfg.Handler.Prepare(&ex.msg)
 		if mayStream && !ex.inline {
 			// Dispatch now; the body follows through a pipe as it arrives.
-			ex.pipe = newPipe(cn, r.Expect100)
+			ex.pipe = newPipe(cn, ex, r.Expect100)
 			ex.msg.BodyReader = ex.pipe
 			cn.streamEx = ex
 			cn.chunk.Reset()
@@ -306,6 +324,9 @@ func (cn *Conn) enqueue(ex *exchange) {
 		return
 	}
 	cn.batch = append(cn.batch, ex)
+	if !ex.keepAlive {
+		cn.closing = true // nothing after a request that closes the connection
+	}
 	max := cn.cfg.MaxBatch
 	if max <= 0 {
 		max = 16
@@ -384,8 +405,14 @@ func (cn *Conn) finishBatch() (closeConn bool) {
 }
 
 // handOff moves bytes produced on a worker to the loop. done marks the batch finished.
-func (cn *Conn) handOff(b *[]byte, done bool) {
+func (cn *Conn) handOff(b *[]byte, done bool) error {
 	cn.mu.Lock()
+	if cn.closed {
+		// Nobody will write these bytes: drop them, and tell a streaming handler.
+		*b = (*b)[:0]
+		cn.mu.Unlock()
+		return ErrConnClosed
+	}
 	if len(cn.ready) == 0 {
 		cn.ready, *b = *b, cn.ready[:0]
 	} else {
@@ -400,6 +427,38 @@ func (cn *Conn) handOff(b *[]byte, done bool) {
 	}
 	cn.mu.Unlock()
 	cn.c.Wake()
+	if !done {
+		cn.waitOutput()
+	}
+	return nil
+}
+
+// outboundHigh is the output (queued in the engine, not yet taken by the socket)
+// above which a connection stops parsing requests and streaming handlers wait.
+const outboundHigh = 4 << 20
+
+// waitOutput blocks a streaming handler while the connection's queued output is
+// above outboundHigh (worker side). The loop reports the level after every flush.
+func (cn *Conn) waitOutput() {
+	if cn.outbound == nil {
+		return
+	}
+	cn.mu.Lock()
+	for cn.queued > outboundHigh && !cn.closed {
+		cn.outCond.Wait()
+	}
+	cn.mu.Unlock()
+}
+
+// AfterFlush records how much output the engine still holds (event loop, after each
+// write) and releases waiting streaming handlers once it drained below half.
+func (cn *Conn) AfterFlush(outbound int) {
+	cn.mu.Lock()
+	cn.queued = outbound
+	if outbound <= outboundHigh/2 {
+		cn.outCond.Broadcast()
+	}
+	cn.mu.Unlock()
 }
 
 // upgrade answers 101 and prepares the h2c hand-over (RFC 7540 §3.2).
@@ -440,10 +499,28 @@ func (cn *Conn) newExchange(head []byte, r *Request) *exchange {
 // put returns ex to the free list (bounded), dropping large buffers.
 func (cn *Conn) put(ex *exchange) {
 	ex.reset()
-	if len(cn.free) < maxFree {
-		cn.free = append(cn.free, ex)
+	if len(cn.free) >= maxFree {
+		return
 	}
+	// An idle keep-alive connection must not pin much memory: the buffers its free
+	// exchanges keep are bounded in total (a burst of large pipelined bodies would
+	// otherwise stay allocated for as long as the client keeps the connection).
+	kept := 0
+	for _, f := range cn.free {
+		kept += f.keptBytes()
+	}
+	if kept+ex.keptBytes() > maxKeptBytes {
+		ex.dropBuffers()
+	}
+	cn.free = append(cn.free, ex)
 }
+
+// handOffEarly: a worker hands a batch's output over before the batch ends once it
+// holds this much.
+const handOffEarly = 256 << 10
+
+// maxKeptBytes bounds the buffer capacity a connection's free exchanges keep.
+const maxKeptBytes = 64 << 10
 
 func (cn *Conn) release() {
 	cn.free = nil
@@ -461,16 +538,21 @@ type batchTask struct {
 // Run serves each exchange of the batch and hands the bytes back once.
 func (t *batchTask) Run() {
 	cn := t.conn
-	for _, ex := range cn.batch {
+	for i, ex := range cn.batch {
 		ex.out = &t.buf
 		ex.serve(cn.cfg.Handler)
 		if !ex.keepAlive {
 			break
 		}
+		if len(t.buf) > handOffEarly && i < len(cn.batch)-1 {
+			// Large answers: pass them on (and wait while the client is slow)
+			// instead of holding a whole batch of them.
+			_ = cn.handOff(&t.buf, false)
+		}
 	}
 	// After this hand-off the loop may submit this task again at once: Run must not
 	// touch t afterwards.
-	cn.handOff(&t.buf, true)
+	_ = cn.handOff(&t.buf, true)
 }
 
 // maxFree bounds the per-connection free list of exchanges: a full pipelined batch

@@ -34,6 +34,10 @@ var Continue100 = []byte("HTTP/1.1 100 Continue\r\n\r\n")
 // "Connection: keep-alive", which an HTTP/1.0 client that asked for a persistent
 // connection needs to see (RFC 9112 §9.3). Neither applies to a 1xx response, which
 // is not the end of the exchange.
+// CloseDelimited as AppendHead's bodyLen writes no framing field: the body ends when
+// the server closes the connection (HTTP/1.0 clients, which lack chunked coding).
+const CloseDelimited = -2
+
 func AppendHead(dst []byte, status int, header []httpmsg.Field, bodyLen int64, close bool, keepAlive10 bool) []byte {
 	if status < 100 || status > 999 {
 		status = 500 // as AppendStatusLine writes it
@@ -50,6 +54,8 @@ func AppendHead(dst []byte, status int, header []httpmsg.Field, bodyLen int64, c
 		dst = append(dst, "Content-Length: "...)
 		dst = bytesconv.AppendUint(dst, uint64(bodyLen))
 		dst = append(dst, "\r\n"...)
+	case bodyLen == CloseDelimited:
+		// RFC 9112 §6.3 rule 8: the body ends when the connection closes.
 	default:
 		dst = append(dst, "Transfer-Encoding: chunked\r\n"...)
 	}

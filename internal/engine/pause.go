@@ -1,0 +1,99 @@
+package engine
+
+import (
+	"reflect"
+	"unsafe"
+
+	"github.com/panjf2000/gnet/v2"
+	"github.com/panjf2000/gnet/v2/pkg/netpoll"
+)
+
+// Read back-pressure.
+//
+// gnet reads every readable socket and keeps what the callback did not consume in
+// an unbounded inbound buffer; it has no API to stop reading one connection. Without
+// one, a client could push gigabytes while its request waits for a slow handler (a
+// pipelined flood, or a streamed upload faster than the handler reads it). The engine
+// therefore takes the connection's fd out of the loop's poller while too many
+// unconsumed bytes are buffered, and puts it back once the protocol consumed them:
+// the kernel's receive window then pushes back on the client (TCP flow control).
+//
+// The poller and the connection's poll attachment are unexported fields of gnet's
+// connection. They are located once, by name and type, through reflection; when the
+// gnet version in use lays them out differently, pausing is disabled (and the old
+// unbounded behaviour remains). This file, with internal/bytesconv, is where the
+// module uses unsafe; it is pinned to gnet v2.10.0's layout and checked at start.
+var (
+	pauseOK        bool
+	loopOffset     uintptr // conn.loop (*eventloop)
+	pollerOffset   uintptr // eventloop.poller (*netpoll.Poller)
+	attachOffset   uintptr // conn.pollAttachment (netpoll.PollAttachment)
+	gnetConnType   reflect.Type
+	pollerPtrType  = reflect.TypeOf((*netpoll.Poller)(nil))
+	attachmentType = reflect.TypeOf(netpoll.PollAttachment{})
+)
+
+// initPause finds the fields on the first connection seen.
+func initPause(gc gnet.Conn) {
+	t := reflect.TypeOf(gc)
+	if t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Struct {
+		return
+	}
+	ct := t.Elem()
+	lf, ok1 := ct.FieldByName("loop")
+	af, ok2 := ct.FieldByName("pollAttachment")
+	if !ok1 || !ok2 || af.Type != attachmentType || lf.Type.Kind() != reflect.Pointer || lf.Type.Elem().Kind() != reflect.Struct {
+		return
+	}
+	pf, ok3 := lf.Type.Elem().FieldByName("poller")
+	if !ok3 || pf.Type != pollerPtrType {
+		return
+	}
+	gnetConnType, loopOffset, pollerOffset, attachOffset = t, lf.Offset, pf.Offset, af.Offset
+	pauseOK = true
+}
+
+// pollHandles returns gc's poller and attachment, or nils when unavailable.
+func pollHandles(gc gnet.Conn) (*netpoll.Poller, *netpoll.PollAttachment) {
+	if !pauseOK || reflect.TypeOf(gc) != gnetConnType {
+		return nil, nil
+	}
+	base := reflect.ValueOf(gc).UnsafePointer()
+	loop := *(*unsafe.Pointer)(unsafe.Add(base, loopOffset))
+	if loop == nil {
+		return nil, nil
+	}
+	poller := *(**netpoll.Poller)(unsafe.Add(loop, pollerOffset))
+	pa := (*netpoll.PollAttachment)(unsafe.Add(base, attachOffset))
+	return poller, pa
+}
+
+// pauseRead stops reading c's socket (event loop only). Only called when gnet holds
+// no unsent output, so no write interest is lost.
+func (c *conn) pauseRead() {
+	if c.paused {
+		return
+	}
+	p, _ := pollHandles(c.gc)
+	if p == nil {
+		return
+	}
+	if p.Delete(c.gc.Fd()) == nil {
+		c.paused = true
+	}
+}
+
+// resumeRead puts c's socket back in the poller (event loop only), with write
+// interest too when output is pending.
+func (c *conn) resumeRead() {
+	if !c.paused {
+		return
+	}
+	c.paused = false
+	p, pa := pollHandles(c.gc)
+	if c.gc.OutboundBuffered() > 0 {
+		_ = p.AddReadWrite(pa, false)
+		return
+	}
+	_ = p.AddRead(pa, false)
+}
