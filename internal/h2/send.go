@@ -225,12 +225,15 @@ func (c *Conn) writeHeaders(s *stream, status int, fields []httpmsg.Field, lengt
 		c.dateSrc, c.dateStr = d, bytesconv.B2S(d)
 	}
 	if c.hc.match(status, fields, length, c.dateStr) {
-		c.writeBlock(s.id, c.hc.block, end)
+		c.hw.b = append(c.hw.b[:0], c.hc.block...)
 	} else {
 		c.hw.b = c.hw.b[:0]
 		c.indexedOnly = true
 		c.encode(":status", statusString(status), false)
 		for _, f := range fields {
+			if isUniqueName(f.Name) {
+				continue // encoded after the cacheable part
+			}
 			name := c.lowerName(f.Name)
 			switch name {
 			case "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "date":
@@ -248,8 +251,15 @@ func (c *Conn) writeHeaders(s *stream, status int, fields []httpmsg.Field, lengt
 		}
 		c.encode("date", c.dateStr, false)
 		c.hc.store(c, status, fields, length)
-		c.writeBlock(s.id, c.hw.b, end)
 	}
+	// Fields unique to each response (a request id) go last, as literals never
+	// indexed: they leave the HPACK table, and so the cached prefix, unchanged.
+	for _, f := range fields {
+		if isUniqueName(f.Name) {
+			c.encode(c.lowerName(f.Name), f.Value, true)
+		}
+	}
+	c.writeBlock(s.id, c.hw.b, end)
 	s.hdrSent = true
 	if end {
 		s.localDone = true
@@ -270,15 +280,20 @@ type hdrCache struct {
 }
 
 func (h *hdrCache) match(status int, fields []httpmsg.Field, length int64, date string) bool {
-	if !h.ok || h.status != status || h.length != length || h.date != date || len(h.fields) != len(fields) {
+	if !h.ok || h.status != status || h.length != length || h.date != date {
 		return false
 	}
-	for i := range fields {
-		if fields[i] != h.fields[i] {
+	i := 0
+	for _, f := range fields {
+		if isUniqueName(f.Name) {
+			continue
+		}
+		if i >= len(h.fields) || f != h.fields[i] {
 			return false
 		}
+		i++
 	}
-	return true
+	return i == len(h.fields)
 }
 
 func (h *hdrCache) store(c *Conn, status int, fields []httpmsg.Field, length int64) {
@@ -288,6 +303,9 @@ func (h *hdrCache) store(c *Conn, status int, fields []httpmsg.Field, length int
 	}
 	h.fields = h.fields[:0]
 	for _, f := range fields {
+		if isUniqueName(f.Name) {
+			continue
+		}
 		v, ok := c.internValue(f.Value)
 		if !ok {
 			return
@@ -329,7 +347,11 @@ func (c *Conn) encode(name, value string, mayBorrow bool) {
 	sensitive := false
 	if mayBorrow {
 		name = c.internString(name)
-		if v, ok := c.internValue(value); ok {
+		if uniqueValues(name) {
+			// A value that differs on every response would only evict useful
+			// entries from both peers' dynamic tables (and cost an intern copy).
+			sensitive = true
+		} else if v, ok := c.internValue(value); ok {
 			value = v
 		} else {
 			sensitive = true
@@ -337,7 +359,14 @@ func (c *Conn) encode(name, value string, mayBorrow bool) {
 	}
 	n := len(c.hw.b)
 	_ = c.henc.WriteField(hpack.HeaderField{Name: name, Value: value, Sensitive: sensitive})
-	if c.hw.b[n]&0x80 == 0 {
+	switch {
+	case sensitive:
+		// Never indexed (RFC 7541 §6.2.3): the table is unchanged. A regular field
+		// sent this way makes the block uncacheable; a unique one is never cached.
+		if !uniqueValues(name) {
+			c.indexedOnly = false
+		}
+	case c.hw.b[n]&0x80 == 0:
 		// Not an indexed reference: the table may have changed (RFC 7541 §6).
 		c.indexedOnly = false
 		c.hc.ok = false
@@ -371,6 +400,35 @@ func (c *Conn) internValue(s string) (string, bool) {
 	}
 	return c.internString(s), true
 }
+
+// uniqueValues reports fields whose values are (nearly) unique per response:
+// they are sent as literals never indexed (RFC 7541 §6.2.3), never interned.
+func uniqueValues(name string) bool {
+	for _, u := range uniqueNames {
+		if name == u {
+			return true
+		}
+	}
+	return false
+}
+
+// isUniqueName is uniqueValues for a name in any case, without allocating.
+func isUniqueName(name string) bool {
+	switch len(name) {
+	case 3, 4, 7, 8, 10, 11, 12, 13, 16:
+	default:
+		return false
+	}
+	for _, u := range uniqueNames {
+		if httpmsg.EqualFold(name, u) {
+			return true
+		}
+	}
+	return false
+}
+
+var uniqueNames = [...]string{"x-request-id", "x-correlation-id", "traceparent", "tracestate", "etag",
+	"last-modified", "set-cookie", "location", "content-range", "age", "expires"}
 
 // lowerName returns name in lower case, without allocating when it already is.
 func (c *Conn) lowerName(name string) string {
