@@ -44,3 +44,34 @@ func TestRouteLookupAllocs(t *testing.T) {
 		t.Fatalf("allocs per lookup = %v, want 0", a)
 	}
 }
+
+// TestServeH1AllocsWithMiddleware: composed middleware chains add no allocation.
+func TestServeH1AllocsWithMiddleware(t *testing.T) {
+	s := New(Config{})
+	pass := func(next HandlerFunc) HandlerFunc {
+		return func(c *Context) error {
+			c.SetHeader("X-Pass", "1")
+			return next(c)
+		}
+	}
+	s.Use(pass, pass)
+	g := s.Group("/api", pass)
+	g.GET("/users/:id", func(c *Context) error { return c.String(200, c.Param("id")) }, pass).Inline()
+	s.freeze()
+	fc := &fakeConn{}
+	cn := h1.NewConn(fc, &s.h1cfg)
+	req := []byte("GET /api/users/42 HTTP/1.1\r\nHost: example.com\r\n\r\n")
+	serve := func() {
+		fc.out = fc.out[:0]
+		if n, err := cn.OnData(req); n != len(req) || err != nil {
+			t.Fatalf("OnData = %d, %v", n, err)
+		}
+	}
+	serve()
+	if !containsBody(fc.out, "X-Pass: 1") {
+		t.Fatalf("response %q", fc.out)
+	}
+	if a := testing.AllocsPerRun(1000, serve); a != 0 {
+		t.Fatalf("allocs per request with middleware = %v, want 0", a)
+	}
+}

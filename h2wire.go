@@ -22,6 +22,7 @@ func (s *Server) configureH2(ecfg *engine.Config) {
 		MaxConcurrentStreams: s.cfg.MaxConcurrentStreams,
 		MaxHeaderListSize:    uint32(max(0, s.cfg.MaxHeaderBytes)),
 		MaxRequestBodySize:   s.cfg.MaxRequestBodySize,
+		StreamGauge:          &s.activeStreams,
 		Logger:               s.logger,
 	}
 	s.h1cfg.EnableH2C = true

@@ -34,6 +34,7 @@ func main() {
 	inline := flag.Bool("inline", false, "run /bench, /json and /users/:id/posts/:postId inline on the event loops")
 	loops := flag.Int("loops", 0, "event loops (0: one per CPU)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile to this file until shutdown")
+	memprofile := flag.String("memprofile", "", "write a heap profile to this file at shutdown")
 	flag.Parse()
 
 	if *cpuprofile != "" {
@@ -55,7 +56,15 @@ func main() {
 		slog.Info("demo: listening", "addr", s.Addr().String(), "inline", *inline)
 	}()
 	// SIGINT or SIGTERM: refuse new connections, let in-flight requests finish.
-	if err := s.StartGraceful(15 * time.Second); err != nil {
+	err := s.StartGraceful(15 * time.Second)
+	if *memprofile != "" {
+		if f, ferr := os.Create(*memprofile); ferr == nil {
+			_ = pprof.Lookup("allocs").WriteTo(f, 0)
+			_ = f.Close()
+		}
+	}
+	if err != nil {
+		pprof.StopCPUProfile()
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}

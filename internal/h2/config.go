@@ -2,6 +2,7 @@ package h2
 
 import (
 	"log/slog"
+	"sync/atomic"
 
 	"github.com/celeris-dev/celeris/internal/h2/frame"
 )
@@ -34,6 +35,9 @@ type Config struct {
 	// at once; further requests wait on the loop (they still count as open streams).
 	// Default MaxConcurrentStreams.
 	MaxHandlersPerConn int
+	// StreamGauge, when set, counts the open streams of every connection using
+	// this Config (for metrics).
+	StreamGauge *atomic.Int64
 	// Logger receives cold-path events (connection errors). Nil means slog.Default().
 	Logger *slog.Logger
 }

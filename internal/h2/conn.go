@@ -187,6 +187,7 @@ func NewUpgradedConn(nc httpmsg.Conn, h httpmsg.Handler, pool *work.Pool, cfg *C
 	s.remoteDone = true
 	c.maxStreamID, c.lastProcessed = 1, 1
 	c.streams[1] = s
+	c.count(s)
 	s.inline = c.h.Prepare(&s.req)
 	c.dispatch(s)
 	c.afterIO()

@@ -294,6 +294,7 @@ func (c *Conn) endHeaders() error {
 		return nil
 	}
 	c.streams[s.id] = s
+	c.count(s)
 	if hb.tooLarge {
 		// RFC 9113 §10.5.1: a header list over the limit may be answered 431.
 		s.remoteDone = hb.endStream

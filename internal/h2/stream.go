@@ -11,8 +11,9 @@ import (
 // stream is one request/response exchange (RFC 9113 §5.1). Streams are recycled
 // through the connection's free list once closed and their handler returned.
 type stream struct {
-	c  *Conn
-	id uint32
+	c       *Conn
+	id      uint32
+	counted bool // counted in Config.StreamGauge (event loop)
 
 	// Owned by the event loop. req is read by the handler between dispatch and the
 	// end of Serve; the loop then only writes req.Trailer (before the body reader
@@ -307,6 +308,7 @@ func (c *Conn) closeStream(s *stream, how closeHow) {
 	}
 	s.closed = true
 	delete(c.streams, s.id)
+	c.uncount(s)
 	if s.draining {
 		s.draining = false
 		c.draining--
@@ -384,6 +386,9 @@ func (c *Conn) closedHow(id uint32) closeHow {
 // abortStreams fails every stream's pending handler I/O (connection error or
 // close).
 func (c *Conn) abortStreams() {
+	for _, s := range c.streams {
+		c.uncount(s)
+	}
 	c.mu.Lock()
 	for _, s := range c.streams {
 		s.sh.dead = true
@@ -400,4 +405,20 @@ func (c *Conn) abortStreams() {
 		s.waiting = false
 	}
 	c.waiting = nil
+}
+
+// count and uncount keep Config.StreamGauge, the server-wide count of open
+// streams, once per stream.
+func (c *Conn) count(s *stream) {
+	if g := c.cfg.StreamGauge; g != nil && !s.counted {
+		s.counted = true
+		g.Add(1)
+	}
+}
+
+func (c *Conn) uncount(s *stream) {
+	if g := c.cfg.StreamGauge; g != nil && s.counted {
+		s.counted = false
+		g.Add(-1)
+	}
 }

@@ -1,0 +1,96 @@
+package celeris
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"testing"
+	"time"
+)
+
+// TestStatsCounts: open connections, active requests and HTTP/2 streams.
+func TestStatsCounts(t *testing.T) {
+	entered := make(chan struct{}, 4)
+	release := make(chan struct{})
+	s, addr := startServer(t, Config{}, func(s *Server) {
+		s.GET("/hold", func(c *Context) error {
+			entered <- struct{}{}
+			<-release
+			return c.String(200, "ok")
+		})
+	})
+	done := make(chan struct{}, 2)
+	for _, client := range []*http.Client{h1Client(), xnetH2cClient()} {
+		go func() {
+			resp, err := client.Get("http://" + addr + "/hold")
+			if err == nil {
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+			done <- struct{}{}
+		}()
+	}
+	<-entered
+	<-entered
+	st := s.Stats()
+	if st.OpenConnections < 2 || st.ActiveRequests != 2 || st.ActiveStreams != 1 {
+		t.Errorf("stats during two requests (one h2): %+v", st)
+	}
+	close(release)
+	<-done
+	<-done
+	deadline := time.Now().Add(2 * time.Second)
+	for s.Stats().ActiveStreams != 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if st := s.Stats(); st.ActiveStreams != 0 || st.ActiveRequests != 0 {
+		t.Errorf("stats after: %+v", st)
+	}
+}
+
+// TestShutdownDeadlineCancelsContexts: a handler still running when the shutdown
+// deadline passes sees its context cancelled, over both protocols.
+func TestShutdownDeadlineCancelsContexts(t *testing.T) {
+	s := New(Config{Addr: "127.0.0.1:0", EventLoops: 1})
+	cancelled := make(chan string, 2)
+	entered := make(chan struct{}, 2)
+	s.GET("/wait", func(c *Context) error {
+		entered <- struct{}{}
+		select {
+		case <-c.Context().Done():
+			cancelled <- c.Proto()
+		case <-time.After(10 * time.Second):
+			cancelled <- "not cancelled"
+		}
+		return nil
+	})
+	errc := make(chan error, 1)
+	go func() { errc <- s.Start() }()
+	<-s.Ready()
+	addr := s.Addr().String()
+	for _, client := range []*http.Client{h1Client(), xnetH2cClient()} {
+		go func() {
+			if resp, err := client.Get("http://" + addr + "/wait"); err == nil {
+				resp.Body.Close()
+			}
+		}()
+	}
+	<-entered
+	<-entered
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	if err := s.Shutdown(ctx); err == nil {
+		t.Error("Shutdown returned nil although handlers outlived its deadline")
+	}
+	<-errc
+	for i := 0; i < 2; i++ {
+		select {
+		case p := <-cancelled:
+			if p == "not cancelled" {
+				t.Fatal("a handler's context was not cancelled at the shutdown deadline")
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("handler still running")
+		}
+	}
+}
