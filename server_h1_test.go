@@ -345,8 +345,12 @@ func TestH1BlockingHandlersIsolation(t *testing.T) {
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	p99 := lat[98]
 	t.Logf("p99 latency of /bench beside %d blocked handlers: %v", slow, p99)
-	if p99 > 50*time.Millisecond {
-		t.Errorf("p99 %v > 50ms", p99)
+	limit := 50 * time.Millisecond
+	if raceEnabled {
+		limit = 500 * time.Millisecond
+	}
+	if p99 > limit {
+		t.Errorf("p99 %v > %v", p99, limit)
 	}
 	wg.Wait()
 	close(errs)

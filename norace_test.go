@@ -1,0 +1,5 @@
+//go:build !race
+
+package celeris
+
+const raceEnabled = false
