@@ -170,6 +170,24 @@ func (c *Context) EndCapture() (status int, body []byte, ok bool) {
 	return c.capStatus, c.capBody, true
 }
 
+// CaptureResponse runs next with the response captured (BeginCapture, next,
+// EndCapture) and returns what it captured. The capture ends even when next panics,
+// so that a recovery middleware further out can still answer. ok is false when
+// nothing was captured (no response yet, or a streamed one).
+func (c *Context) CaptureResponse(next HandlerFunc) (status int, body []byte, ok bool, err error) {
+	c.BeginCapture()
+	ended := false
+	defer func() {
+		if !ended {
+			c.EndCapture()
+		}
+	}()
+	err = next(c)
+	ended = true
+	status, body, ok = c.EndCapture()
+	return status, body, ok, err
+}
+
 // ResetHeaders drops every response header set so far.
 func (c *Context) ResetHeaders() {
 	clear(c.header)

@@ -99,7 +99,7 @@ func New(cfg Config) celeris.MiddlewareFunc {
 			if !AcceptsGzip(c.Header("Accept-Encoding")) {
 				return next(c)
 			}
-			status, body, ok, err := capture(c, next)
+			status, body, ok, err := c.CaptureResponse(next)
 			if !ok {
 				return err
 			}
@@ -126,23 +126,6 @@ func weakenETag(c *celeris.Context) {
 	if et := c.ResponseHeader("ETag"); et != "" && !strings.HasPrefix(et, "W/") {
 		c.SetHeader("ETag", "W/"+et)
 	}
-}
-
-// capture runs next with the response captured. ok is false when nothing was
-// captured (no response yet, or a streamed one). The capture ends even when next
-// panics, so that a recovery middleware outside can still answer.
-func capture(c *celeris.Context, next celeris.HandlerFunc) (status int, body []byte, ok bool, err error) {
-	c.BeginCapture()
-	ended := false
-	defer func() {
-		if !ended {
-			c.EndCapture()
-		}
-	}()
-	err = next(c)
-	ended = true
-	status, body, ok = c.EndCapture()
-	return status, body, ok, err
 }
 
 // send writes the (transformed) captured response; the handler's error, if any,

@@ -44,7 +44,7 @@ func New(cfg Config) celeris.MiddlewareFunc {
 			if m := c.Method(); m != http.MethodGet && m != http.MethodHead {
 				return next(c)
 			}
-			status, body, ok, err := capture(c, next)
+			status, body, ok, err := c.CaptureResponse(next)
 			if !ok {
 				return err
 			}
@@ -69,22 +69,6 @@ func New(cfg Config) celeris.MiddlewareFunc {
 			return err
 		}
 	}
-}
-
-// capture runs next with the response captured; the capture ends even when next
-// panics, so that a recovery middleware outside can still answer.
-func capture(c *celeris.Context, next celeris.HandlerFunc) (status int, body []byte, ok bool, err error) {
-	c.BeginCapture()
-	ended := false
-	defer func() {
-		if !ended {
-			c.EndCapture()
-		}
-	}()
-	err = next(c)
-	ended = true
-	status, body, ok = c.EndCapture()
-	return status, body, ok, err
 }
 
 const hexDigits = "0123456789abcdef"

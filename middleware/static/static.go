@@ -65,6 +65,7 @@ import (
 	"time"
 
 	"github.com/celeris-dev/celeris"
+	"github.com/celeris-dev/celeris/middleware/etag"
 )
 
 // Config configures the handler. FS is required; zero values mean the defaults in
@@ -358,7 +359,7 @@ func (s *server) putBuf(bp *[]byte) {
 // notModified evaluates If-None-Match, or else If-Modified-Since (RFC 9110 §13.2.2).
 func notModified(c *celeris.Context, tag string, mod time.Time) bool {
 	if inm := c.Header("If-None-Match"); inm != "" {
-		return tag != "" && noneMatch(inm, tag)
+		return tag != "" && etag.NoneMatch(inm, tag)
 	}
 	ims := c.Header("If-Modified-Since")
 	if ims == "" || mod.IsZero() {
@@ -381,33 +382,6 @@ func ifRange(c *celeris.Context, tag string, mod time.Time) bool {
 	}
 	t, err := http.ParseTime(ir)
 	return err == nil && !mod.IsZero() && mod.Truncate(time.Second).Equal(t)
-}
-
-// noneMatch: "*" or any listed tag equal by weak comparison (RFC 9110 §8.8.3.2).
-func noneMatch(inm, tag string) bool {
-	v := strings.TrimSpace(inm)
-	if v == "*" {
-		return true
-	}
-	opaque := strings.TrimPrefix(tag, "W/")
-	for {
-		v = strings.TrimLeft(v, " \t,")
-		if v == "" {
-			return false
-		}
-		v = strings.TrimPrefix(v, "W/")
-		if len(v) < 2 || v[0] != '"' {
-			return false
-		}
-		end := strings.IndexByte(v[1:], '"')
-		if end < 0 {
-			return false
-		}
-		if v[:end+2] == opaque {
-			return true
-		}
-		v = v[end+2:]
-	}
 }
 
 type rangeResult int

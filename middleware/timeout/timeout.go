@@ -76,7 +76,7 @@ func New(cfg Config) celeris.MiddlewareFunc {
 			}
 			kept := headerCount(c)
 			c.SetContext(ctx)
-			status, body, ok, err := capture(c, next)
+			status, body, ok, err := c.CaptureResponse(next)
 			c.SetContext(parent)
 			if errors.Is(ctx.Err(), context.DeadlineExceeded) && parent.Err() == nil && (ok || !c.Written()) {
 				keepHeaders(c, kept)
@@ -121,22 +121,6 @@ func follow(pdone <-chan struct{}, cancel context.CancelFunc) (stop func()) {
 		close(quit)
 		<-exited
 	}
-}
-
-// capture runs next with the response captured; the capture ends even when next
-// panics, so that a recovery middleware outside can still answer.
-func capture(c *celeris.Context, next celeris.HandlerFunc) (status int, body []byte, ok bool, err error) {
-	c.BeginCapture()
-	ended := false
-	defer func() {
-		if !ended {
-			c.EndCapture()
-		}
-	}()
-	err = next(c)
-	ended = true
-	status, body, ok = c.EndCapture()
-	return status, body, ok, err
 }
 
 func headerCount(c *celeris.Context) int {
