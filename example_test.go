@@ -1,6 +1,7 @@
 package celeris_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"log"
@@ -118,4 +119,94 @@ func ExampleServer_Shutdown() {
 	if err := s.Start(); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		log.Fatal(err)
 	}
+}
+
+func ExampleAdapt() {
+	s := celeris.New(celeris.Config{})
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /hello", func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte("hello from net/http"))
+	})
+	// Any net/http handler, streaming both ways; Flush works.
+	s.Any("/legacy/*rest", celeris.Adapt(http.StripPrefix("/legacy", mux)))
+}
+
+func ExampleWrapMiddleware() {
+	s := celeris.New(celeris.Config{})
+	secure := func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("X-Frame-Options", "DENY")
+			next.ServeHTTP(w, r)
+		})
+	}
+	s.Use(celeris.WrapMiddleware(secure))
+}
+
+func ExampleServer_Handler() {
+	s := celeris.New(celeris.Config{})
+	s.GET("/ping", func(c *celeris.Context) error { return c.String(200, "pong") })
+	// The same routes under net/http (or httptest.NewServer).
+	_ = http.ListenAndServe(":8081", s.Handler())
+}
+
+func ExampleServer_Pre() {
+	s := celeris.New(celeris.Config{})
+	// Before routing: honour X-HTTP-Method-Override on POST.
+	s.Pre(func(next celeris.HandlerFunc) celeris.HandlerFunc {
+		return func(c *celeris.Context) error {
+			if m := c.Header("X-HTTP-Method-Override"); m != "" && c.Method() == http.MethodPost {
+				c.SetMethod(m)
+			}
+			return next(c)
+		}
+	})
+}
+
+func ExampleServer_NotFound() {
+	s := celeris.New(celeris.Config{})
+	s.NotFound(func(c *celeris.Context) error {
+		return c.JSON(http.StatusNotFound, map[string]string{"error": "no route for " + c.Path()})
+	})
+}
+
+func ExampleRoute_Inline() {
+	s := celeris.New(celeris.Config{})
+	// Never blocks: runs on its connection's event loop, no goroutine hand-off.
+	s.GET("/health", func(c *celeris.Context) error { return c.NoContent(http.StatusNoContent) }).Inline()
+}
+
+func ExampleContext_SetCookie() {
+	s := celeris.New(celeris.Config{})
+	s.GET("/login", func(c *celeris.Context) error {
+		if err := c.SetCookie(&http.Cookie{Name: "session", Value: "abc", Path: "/", HttpOnly: true, Secure: true, SameSite: http.SameSiteLaxMode}); err != nil {
+			return err
+		}
+		return c.String(http.StatusOK, "welcome")
+	})
+}
+
+func ExampleContext_FormFile() {
+	s := celeris.New(celeris.Config{})
+	s.POST("/avatar", func(c *celeris.Context) error {
+		fh, err := c.FormFile("avatar") // 400 when missing, 415 for another content type
+		if err != nil {
+			return err
+		}
+		return c.String(http.StatusOK, fh.Filename)
+	})
+}
+
+func ExampleContext_CaptureResponse() {
+	s := celeris.New(celeris.Config{})
+	// A middleware that transforms complete responses.
+	upper := func(next celeris.HandlerFunc) celeris.HandlerFunc {
+		return func(c *celeris.Context) error {
+			status, body, ok, err := c.CaptureResponse(next)
+			if !ok {
+				return err
+			}
+			return c.Blob(status, "", bytes.ToUpper(body))
+		}
+	}
+	s.GET("/shout", func(c *celeris.Context) error { return c.String(200, "hello") }, upper)
 }
