@@ -142,7 +142,8 @@ func (c *Context) Scheme() string {
 	return "http"
 }
 
-// Trailer returns the request trailer fields, available once the body was read.
+// VisitTrailers calls fn for each request trailer field; trailers are available
+// once the body was read to its end.
 func (c *Context) VisitTrailers(fn func(name, value string)) {
 	for _, f := range c.req.Trailer {
 		fn(f.Name, f.Value)
@@ -517,7 +518,8 @@ func (c *Context) Stream(code int, contentType string) (*StreamWriter, error) {
 	return &c.stream, nil
 }
 
-// StreamWriter writes the body of a streamed response.
+// StreamWriter writes the body of a streamed response. It belongs to the pooled
+// Context: valid until the handler returns, like the Context itself.
 type StreamWriter struct {
 	w httpmsg.ResponseWriter
 	c *Context

@@ -5,7 +5,8 @@ import (
 	"strings"
 )
 
-// SSEWriter writes Server-Sent Events (text/event-stream, WHATWG HTML §9.2).
+// SSEWriter writes Server-Sent Events (text/event-stream, WHATWG HTML §9.2). It is
+// valid until the handler returns.
 type SSEWriter struct {
 	w   *StreamWriter
 	buf []byte

@@ -271,9 +271,6 @@ func (e *Engine) Drain() int {
 
 var pauseInit sync.Once
 
-// ErrClosed is returned to handler goroutines that touch a closed connection.
-var ErrClosed = errors.New("engine: connection closed")
-
 // OpenConnections is the number of open connections.
 func (e *Engine) OpenConnections() int {
 	e.mu.Lock()

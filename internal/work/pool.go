@@ -9,6 +9,7 @@ package work
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -20,7 +21,7 @@ type Task interface {
 
 type worker struct {
 	ch       chan Task
-	lastUsed time.Time
+	lastUsed int64 // the pool's coarse clock when the worker last finished a task
 }
 
 // Pool is a goroutine pool. The zero value is not usable; use NewPool.
@@ -31,6 +32,7 @@ type Pool struct {
 	max     int
 	expiry  time.Duration
 	stopped bool
+	clock   atomic.Int64 // unix ns, refreshed by the reaper every expiry period
 }
 
 // NewPool returns a pool that keeps at most max live workers (0: unlimited) and
@@ -40,6 +42,7 @@ func NewPool(max int, expiry time.Duration) *Pool {
 		expiry = 10 * time.Second
 	}
 	p := &Pool{max: max, expiry: expiry}
+	p.clock.Store(time.Now().UnixNano())
 	go p.reaper()
 	return p
 }
@@ -89,7 +92,7 @@ func (p *Pool) loop(w *worker) {
 
 // release parks w as idle. It reports false when the worker should exit.
 func (p *Pool) release(w *worker) bool {
-	w.lastUsed = time.Now()
+	w.lastUsed = p.clock.Load() // coarse: no clock read per task
 	p.mu.Lock()
 	if p.stopped {
 		p.mu.Unlock()
@@ -107,14 +110,17 @@ func (p *Pool) reaper() {
 	defer t.Stop()
 	var expired []*worker
 	for range t.C {
-		now := time.Now()
+		now := time.Now().UnixNano()
+		p.clock.Store(now)
 		p.mu.Lock()
 		if p.stopped {
 			p.mu.Unlock()
 			return
 		}
 		i := 0
-		for i < len(p.idle) && now.Sub(p.idle[i].lastUsed) > p.expiry {
+		// lastUsed lags by up to one tick: a worker retires after one to two
+		// expiry periods of idleness.
+		for i < len(p.idle) && now-p.idle[i].lastUsed >= int64(p.expiry) {
 			i++
 		}
 		expired = append(expired[:0], p.idle[:i]...)
