@@ -80,6 +80,7 @@ type Server struct {
 	mu         sync.Mutex
 	freezeOnce sync.Once // ServeHTTP's first use
 	started    bool
+	shutdown   bool // Shutdown was called
 	ready      chan struct{}
 }
 
@@ -125,6 +126,10 @@ func New(cfg Config) *Server {
 // http.ErrServerClosed after a Shutdown, or the listen error.
 func (s *Server) Start() error {
 	s.mu.Lock()
+	if s.shutdown {
+		s.mu.Unlock()
+		return http.ErrServerClosed // Shutdown came first
+	}
 	if s.started {
 		s.mu.Unlock()
 		return errors.New("celeris: server already started")
@@ -180,6 +185,7 @@ func (s *Server) Addr() net.Addr {
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	eng := s.eng
+	s.shutdown = true // a Start that has not begun yet returns at once
 	s.mu.Unlock()
 	if eng == nil {
 		return nil

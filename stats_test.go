@@ -94,3 +94,21 @@ func TestShutdownDeadlineCancelsContexts(t *testing.T) {
 		}
 	}
 }
+
+// TestShutdownBeforeStart: a Shutdown that comes before Start makes Start return.
+func TestShutdownBeforeStart(t *testing.T) {
+	s := New(Config{Addr: "127.0.0.1:0"})
+	if err := s.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.Start() }()
+	select {
+	case err := <-done:
+		if err != http.ErrServerClosed {
+			t.Fatalf("Start after Shutdown: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Start kept serving after Shutdown")
+	}
+}
