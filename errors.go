@@ -59,13 +59,41 @@ func DefaultErrorHandler(c *Context, err error) {
 		return
 	}
 	// Protocol errors met while reading a streamed body carry their status.
-	var sc interface{ StatusCode() int }
-	if errors.As(err, &sc) {
-		if code := sc.StatusCode(); code >= 400 && code < 600 {
-			_ = c.String(code, http.StatusText(code))
-			return
-		}
+	if code := errorStatus(err); code != http.StatusInternalServerError {
+		_ = c.String(code, http.StatusText(code))
+		return
 	}
 	c.server.logger.Error("celeris: handler error", "method", c.Method(), "path", c.Path(), "error", err)
 	_ = c.String(http.StatusInternalServerError, http.StatusText(http.StatusInternalServerError))
+}
+
+// errorStatus is the status DefaultErrorHandler answers err with: an *HTTPError's
+// code, the status of an error that carries one (StatusCode() int, e.g. a refused
+// streamed body), else 500.
+func errorStatus(err error) int {
+	var he *HTTPError
+	if errors.As(err, &he) {
+		return he.Code
+	}
+	var sc interface{ StatusCode() int }
+	if errors.As(err, &sc) {
+		if code := sc.StatusCode(); code >= 400 && code < 600 {
+			return code
+		}
+	}
+	return http.StatusInternalServerError
+}
+
+// ResultStatus is the status of c's response once the chain returned err, for
+// middleware that reports it (logging, metrics): the status written; else, when err
+// is not nil, the status DefaultErrorHandler gives it; else the status set with
+// Status (200 when none), as the server answers then.
+func (c *Context) ResultStatus(err error) int {
+	if !c.Written() && err != nil {
+		return errorStatus(err)
+	}
+	if code := c.StatusCode(); code != 0 {
+		return code
+	}
+	return http.StatusOK
 }

@@ -1,6 +1,7 @@
 package celeris
 
 import (
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -115,5 +116,42 @@ func TestRegistrationPanics(t *testing.T) {
 			}()
 			s.GET(pattern, traceHandler)
 		}()
+	}
+}
+
+type codedErr struct{ code int }
+
+func (e codedErr) Error() string   { return "coded" }
+func (e codedErr) StatusCode() int { return e.code }
+
+// TestResultStatus: middleware sees the status the error handler will answer with.
+func TestResultStatus(t *testing.T) {
+	got := make(chan int, 1)
+	_, addr := startServer(t, Config{}, func(s *Server) {
+		s.Use(func(next HandlerFunc) HandlerFunc {
+			return func(c *Context) error {
+				err := next(c)
+				got <- c.ResultStatus(err)
+				return err
+			}
+		})
+		s.GET("/ok", func(c *Context) error { return c.String(201, "x") })
+		s.GET("/http", func(c *Context) error { return NewHTTPError(418, "tea") })
+		s.GET("/coded", func(c *Context) error { return codedErr{code: 413} })
+		s.GET("/plain", func(c *Context) error { return io.EOF })
+		s.GET("/none", func(c *Context) error { c.Status(202); return nil })
+	})
+	for path, want := range map[string]int{"/ok": 201, "/http": 418, "/coded": 413, "/plain": 500, "/none": 202} {
+		resp, err := http.Get("http://" + addr + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if g := <-got; g != want {
+			t.Errorf("%s: ResultStatus %d, want %d", path, g, want)
+		}
+		if resp.StatusCode != want {
+			t.Errorf("%s: answered %d, ResultStatus said %d", path, resp.StatusCode, want)
+		}
 	}
 }

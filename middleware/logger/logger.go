@@ -20,9 +20,7 @@
 package logger
 
 import (
-	"errors"
 	"log/slog"
-	"net/http"
 	"time"
 
 	"github.com/celeris-dev/celeris"
@@ -82,22 +80,9 @@ func New(cfg Config) celeris.MiddlewareFunc {
 	}
 }
 
-// Status is the status of c's response once the chain returned err: the status
-// written, else err's *celeris.HTTPError code, 500 for another error, or the status
-// set with c.Status (200 when none), as the server answers then.
-func Status(c *celeris.Context, err error) int {
-	if !c.Written() && err != nil {
-		var he *celeris.HTTPError
-		if errors.As(err, &he) {
-			return he.Code
-		}
-		return http.StatusInternalServerError
-	}
-	if code := c.StatusCode(); code != 0 {
-		return code
-	}
-	return http.StatusOK
-}
+// Status is the status of c's response once the chain returned err; see
+// celeris.Context.ResultStatus.
+func Status(c *celeris.Context, err error) int { return c.ResultStatus(err) }
 
 func requestID(c *celeris.Context) string {
 	if v, ok := c.Get("request_id"); ok {

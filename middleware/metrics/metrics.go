@@ -35,7 +35,6 @@ package metrics
 
 import (
 	"bytes"
-	"errors"
 	"math/rand/v2"
 	"net/http"
 	"runtime"
@@ -184,7 +183,7 @@ func (m *Metrics) Middleware() celeris.MiddlewareFunc {
 			}
 			start := time.Now()
 			err := next(c)
-			m.Observe(c.Method(), status(c, err), time.Since(start))
+			m.Observe(c.Method(), c.ResultStatus(err), time.Since(start))
 			return err
 		}
 	}
@@ -207,20 +206,6 @@ func (m *Metrics) Observe(method string, status int, d time.Duration) {
 	if ns > 0 {
 		sh.sumNanos.Add(uint64(ns))
 	}
-}
-
-func status(c *celeris.Context, err error) int {
-	if !c.Written() && err != nil {
-		var he *celeris.HTTPError
-		if errors.As(err, &he) {
-			return he.Code
-		}
-		return http.StatusInternalServerError
-	}
-	if code := c.StatusCode(); code != 0 {
-		return code
-	}
-	return http.StatusOK
 }
 
 // ContentType is the Content-Type of the exposition.
