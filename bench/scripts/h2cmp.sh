@@ -6,6 +6,9 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 BIN=$(OUT=${OUT:-/tmp/celeris-bench-bin} "$here/build.sh")
 D=${D:-5}; PORT=${PORT:-18090}
+# H2LOAD_ARGS adds h2load options, e.g. -H 'accept-encoding: identity' to keep
+# the demo's /json uncompressed like the peer's (h2load asks for gzip by default).
+read -r -a extra <<<"${H2LOAD_ARGS:-}"
 PATHS=${PATHS:-"/bench /json /users/1/posts/2"}
 run() {
   local name=$1; shift
@@ -13,10 +16,10 @@ run() {
   local pid=$!
   sleep 0.8
   for p in $PATHS; do
-    taskset -c 1 h2load -t1 -c16 -m32 -D1 "http://127.0.0.1:$PORT$p" >/dev/null 2>&1
+    taskset -c 1 h2load -t1 -c16 -m32 -D1 "${extra[@]}" "http://127.0.0.1:$PORT$p" >/dev/null 2>&1
     local c0 c1 out done cpu
     c0=$(awk '{print $14+$15}' /proc/$pid/stat)
-    out=$(taskset -c 1 h2load -t1 -c16 -m32 -D$D "http://127.0.0.1:$PORT$p")
+    out=$(taskset -c 1 h2load -t1 -c16 -m32 -D$D "${extra[@]}" "http://127.0.0.1:$PORT$p")
     c1=$(awk '{print $14+$15}' /proc/$pid/stat)
     done=$(echo "$out" | awk '/^requests:/{print $8}')
     cpu=$(( c1 - c0 ))

@@ -84,11 +84,13 @@ type Conn struct {
 	henc *hpack.Encoder
 	hw   blockWriter
 	hb   headerBlock
+	dc   decodeCache
 	hc   hdrCache
 	// indexedOnly reports that the block being encoded used indexed fields only.
 	indexedOnly bool
 	intern      map[string]string
 	scratch     []byte
+	uniq        []int8 // writeHeaders: uniqueNames index per response field, or -1
 	dateSrc     []byte
 	dateStr     string
 	defenses    defenses

@@ -29,13 +29,13 @@ import (
 func (s *stream) Context() context.Context {
 	c := s.c
 	c.mu.Lock()
-	x := s.ctx
+	x := s.ctx.Load()
 	if x == nil {
 		x = &reqCtx{}
 		if s.sh.dead || s.sh.done {
 			x.err = context.Canceled
 		}
-		s.ctx = x
+		s.ctx.Store(x)
 	}
 	c.mu.Unlock()
 	return x

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"io"
+	"reflect"
 	"testing"
 
 	"golang.org/x/net/http2/hpack"
@@ -123,6 +124,46 @@ func FuzzConn(f *testing.F) {
 			if !feed(fr) {
 				return
 			}
+		}
+	})
+}
+
+// FuzzTableNeutral checks the decode cache's premise: a block that tableNeutral
+// accepts and the decoder decodes leaves the dynamic table as it was, so
+// decoding it again gives the same fields.
+func FuzzTableNeutral(f *testing.F) {
+	f.Add([]byte{0x82, 0x86, 0xbe})
+	f.Add([]byte{0x82, 0x04, 0x02, '/', 'a', 0xbf})
+	f.Add([]byte{0x10, 0x01, 'x', 0x81, 0xff, 0xc0})
+	f.Add([]byte{0x44, 0x01, 'a'})
+	f.Fuzz(func(t *testing.T, p []byte) {
+		if !tableNeutral(p) {
+			return
+		}
+		d := hpack.NewDecoder(4096, nil)
+		// Three entries in the dynamic table: 62 x=3, 63 x=2, 64 x=1.
+		if _, err := d.DecodeFull([]byte{0x40, 1, 'x', 1, '1', 0x40, 1, 'x', 1, '2', 0x40, 1, 'x', 1, '3'}); err != nil {
+			t.Fatal(err)
+		}
+		probe := []byte{0xbe, 0xbf, 0xc0}
+		before, err := d.DecodeFull(probe)
+		if err != nil {
+			t.Fatal(err)
+		}
+		first, err := d.DecodeFull(p)
+		if err != nil {
+			return
+		}
+		second, err := d.DecodeFull(p)
+		if err != nil {
+			t.Fatalf("second decode: %v", err)
+		}
+		if !reflect.DeepEqual(first, second) {
+			t.Fatalf("%x decoded to %v then %v", p, first, second)
+		}
+		after, err := d.DecodeFull(probe)
+		if err != nil || !reflect.DeepEqual(before, after) {
+			t.Fatalf("%x changed the table: %v -> %v (%v)", p, before, after, err)
 		}
 	})
 }

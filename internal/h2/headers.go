@@ -115,7 +115,22 @@ func (c *Conn) headerFragment(p []byte, end bool) error {
 			return err
 		}
 	}
-	if _, err := c.hdec.Write(p); err != nil {
+	whole := end && !hb.active // the block is this one fragment
+	if whole && c.dc.ok && string(p) == string(c.dc.block) {
+		// The block the decoder saw last, which left the table as it was: it
+		// decodes to the same fields again (decodeCache).
+		for _, f := range c.dc.fields {
+			c.takeField(f.f, f.msg)
+		}
+		c.hdec.SetEmitEnabled(true)
+		return c.endHeaders()
+	}
+	c.dc.ok = false // the table may change
+	c.dc.recording = whole && len(p) <= maxCachedBlock && tableNeutral(p)
+	c.dc.fields = c.dc.fields[:0]
+	_, err := c.hdec.Write(p)
+	if err != nil {
+		c.dc.recording = false
 		return connErr(frame.ErrCodeCompression, "HPACK decoding failed")
 	}
 	if !end {
@@ -123,17 +138,130 @@ func (c *Conn) headerFragment(p []byte, end bool) error {
 		return nil
 	}
 	hb.active = false
-	err := c.hdec.Close()
+	err = c.hdec.Close()
 	c.hdec.SetEmitEnabled(true)
 	if err != nil {
+		c.dc.recording = false
 		return connErr(frame.ErrCodeCompression, "HPACK decoding failed")
+	}
+	if c.dc.recording {
+		c.dc.recording = false
+		if !hb.tooLarge && len(c.dc.fields) <= maxCachedFields {
+			c.dc.ok = true
+			c.dc.block = append(c.dc.block[:0], p...)
+		}
 	}
 	return c.endHeaders()
 }
 
+// decodeCache remembers the last header block when it left the HPACK dynamic
+// table alone: indexed fields and literals without or never indexed only (RFC
+// 7541 §6.1, §6.2.2, §6.2.3). Such a block neither adds to nor evicts from the
+// table, so as long as no other block was decoded since, the same bytes decode
+// to the same fields, and a client repeating a request (the common case on a busy
+// connection) skips the HPACK decoder. The field strings are immutable (table
+// entries, or strings the decoder made for the literals), so they stay valid.
+// Owned by the event loop.
+type decodeCache struct {
+	ok        bool
+	recording bool // onField appends to fields
+	block     []byte
+	fields    []cachedField
+}
+
+// cachedField is a decoded field with its validField verdict.
+type cachedField struct {
+	f   hpack.HeaderField
+	msg string
+}
+
+const (
+	maxCachedBlock  = 256
+	maxCachedFields = 32
+)
+
+// tableNeutral reports whether the header block p holds only representations
+// that leave the dynamic table unchanged: no literal with incremental indexing,
+// no dynamic table size update. A malformed block reports false (the decoder
+// then judges it).
+func tableNeutral(p []byte) bool {
+	if len(p) == 0 {
+		return false
+	}
+	for i := 0; i < len(p); {
+		b := p[i]
+		switch {
+		case b&0x80 != 0: // indexed field (§6.1)
+			var ok bool
+			if _, i, ok = hpackInt(p, i, 7); !ok {
+				return false
+			}
+		case b&0xe0 == 0: // literal without (0000) or never (0001) indexing (§6.2.2-3)
+			var idx uint64
+			var ok bool
+			if idx, i, ok = hpackInt(p, i, 4); !ok {
+				return false
+			}
+			if idx == 0 { // literal name
+				if i, ok = skipHpackString(p, i); !ok {
+					return false
+				}
+			}
+			if i, ok = skipHpackString(p, i); !ok {
+				return false
+			}
+		default: // incremental indexing (01) or table size update (001)
+			return false
+		}
+	}
+	return true
+}
+
+// hpackInt reads an integer with an n-bit prefix at p[i] (RFC 7541 §5.1); it
+// returns the value, the index after it, and false when p ends first or the
+// value overflows.
+func hpackInt(p []byte, i int, n uint) (uint64, int, bool) {
+	if i >= len(p) {
+		return 0, i, false
+	}
+	k := uint64(1)<<n - 1
+	v := uint64(p[i]) & k
+	i++
+	if v < k {
+		return v, i, true
+	}
+	for shift := uint(0); i < len(p) && shift < 56; shift += 7 {
+		b := p[i]
+		i++
+		v += uint64(b&0x7f) << shift
+		if b&0x80 == 0 {
+			return v, i, true
+		}
+	}
+	return 0, i, false
+}
+
+// skipHpackString returns the index after the string literal at p[i] (§5.2).
+func skipHpackString(p []byte, i int) (int, bool) {
+	n, i, ok := hpackInt(p, i, 7)
+	if !ok || n > uint64(len(p)-i) {
+		return i, false
+	}
+	return i + int(n), true
+}
+
 // onField is the HPACK decoder's emit function: it validates one field (RFC 9113
-// §8.2, §8.3) and stores it in the target request.
+// §8.2, §8.3) and stores it in the target request (takeField).
 func (c *Conn) onField(f hpack.HeaderField) {
+	msg := validField(f.Name, f.Value)
+	if c.dc.recording {
+		c.dc.fields = append(c.dc.fields, cachedField{f, msg})
+	}
+	c.takeField(f, msg)
+}
+
+// takeField stores one decoded field; msg is its validField verdict.
+func (c *Conn) takeField(f hpack.HeaderField, msg string) {
 	hb := &c.hb
 	// HPACK bomb: the decoded list is bounded whatever the compression ratio.
 	hb.size += int64(len(f.Name) + len(f.Value) + 32)
@@ -145,7 +273,7 @@ func (c *Conn) onField(f hpack.HeaderField) {
 	if hb.s == nil || hb.malformed != "" {
 		return
 	}
-	if msg := validField(f.Name, f.Value); msg != "" {
+	if msg != "" {
 		hb.malformed = msg
 		return
 	}

@@ -224,14 +224,24 @@ func (c *Conn) writeHeaders(s *stream, status int, fields []httpmsg.Field, lengt
 		// may live in the HPACK table.
 		c.dateSrc, c.dateStr = d, bytesconv.B2S(d)
 	}
-	if c.hc.match(status, fields, length, c.dateStr) {
+	// Classify the fields once: uniq[i] is the uniqueNames index of fields[i], or -1.
+	c.uniq = c.uniq[:0]
+	nUnique := 0
+	for _, f := range fields {
+		u := uniqueIndex(f.Name)
+		if u >= 0 {
+			nUnique++
+		}
+		c.uniq = append(c.uniq, int8(u))
+	}
+	if c.hc.match(status, fields, c.uniq, length, c.dateStr) {
 		c.hw.b = append(c.hw.b[:0], c.hc.block...)
 	} else {
 		c.hw.b = c.hw.b[:0]
 		c.indexedOnly = true
 		c.encode(":status", statusString(status), false)
-		for _, f := range fields {
-			if isUniqueName(f.Name) {
+		for i, f := range fields {
+			if c.uniq[i] >= 0 {
 				continue // encoded after the cacheable part
 			}
 			name := c.lowerName(f.Name)
@@ -254,9 +264,10 @@ func (c *Conn) writeHeaders(s *stream, status int, fields []httpmsg.Field, lengt
 	}
 	// Fields unique to each response (a request id) go last, as literals never
 	// indexed: they leave the HPACK table, and so the cached prefix, unchanged.
-	for _, f := range fields {
-		if isUniqueName(f.Name) {
-			c.encode(c.lowerName(f.Name), f.Value, true)
+	for i := 0; nUnique > 0 && i < len(fields); i++ {
+		if u := c.uniq[i]; u >= 0 {
+			c.hw.b = appendUnique(c.hw.b, int(u), fields[i].Value)
+			nUnique--
 		}
 	}
 	c.writeBlock(s.id, c.hw.b, end)
@@ -279,13 +290,15 @@ type hdrCache struct {
 	block  []byte
 }
 
-func (h *hdrCache) match(status int, fields []httpmsg.Field, length int64, date string) bool {
+// match reports whether the head (uniq classifies fields, see writeHeaders)
+// is the cached one.
+func (h *hdrCache) match(status int, fields []httpmsg.Field, uniq []int8, length int64, date string) bool {
 	if !h.ok || h.status != status || h.length != length || h.date != date {
 		return false
 	}
 	i := 0
-	for _, f := range fields {
-		if isUniqueName(f.Name) {
+	for j, f := range fields {
+		if uniq[j] >= 0 {
 			continue
 		}
 		if i >= len(h.fields) || f != h.fields[i] {
@@ -302,8 +315,8 @@ func (h *hdrCache) store(c *Conn, status int, fields []httpmsg.Field, length int
 		return
 	}
 	h.fields = h.fields[:0]
-	for _, f := range fields {
-		if isUniqueName(f.Name) {
+	for i, f := range fields {
+		if c.uniq[i] >= 0 {
 			continue
 		}
 		v, ok := c.internValue(f.Value)
@@ -412,23 +425,72 @@ func uniqueValues(name string) bool {
 	return false
 }
 
-// isUniqueName is uniqueValues for a name in any case, without allocating.
-func isUniqueName(name string) bool {
-	switch len(name) {
-	case 3, 4, 7, 8, 10, 11, 12, 13, 16:
-	default:
-		return false
+// uniqueIndex returns the index in uniqueNames of name in any case, or -1,
+// without allocating.
+func uniqueIndex(name string) int {
+	if len(name) >= len(uniqueByLen) {
+		return -1
 	}
-	for _, u := range uniqueNames {
-		if httpmsg.EqualFold(name, u) {
-			return true
+	for _, i := range uniqueByLen[len(name)] {
+		if httpmsg.EqualFold(name, uniqueNames[i]) {
+			return int(i)
 		}
 	}
-	return false
+	return -1
 }
 
 var uniqueNames = [...]string{"x-request-id", "x-correlation-id", "traceparent", "tracestate", "etag",
 	"last-modified", "set-cookie", "location", "content-range", "age", "expires"}
+
+// uniqueByLen lists the indexes of uniqueNames by name length.
+var uniqueByLen = func() (t [17][]uint8) {
+	for i, n := range uniqueNames {
+		t[len(n)] = append(t[len(n)], uint8(i))
+	}
+	return t
+}()
+
+// uniqueLits[i] starts the never-indexed literal (RFC 7541 §6.2.3) of a field
+// named uniqueNames[i]: the representation's prefix and the name, as a static
+// table index or a Huffman-coded literal, as the HPACK encoder would write them.
+// Only the value's string follows (appendUnique). The representation neither
+// reads nor changes the dynamic table, so the bytes hold for every connection.
+var uniqueLits = func() (t [len(uniqueNames)][]byte) {
+	var w blockWriter
+	e := hpack.NewEncoder(&w)
+	for i, n := range uniqueNames {
+		w.b = w.b[:0]
+		_ = e.WriteField(hpack.HeaderField{Name: n, Sensitive: true})
+		// The empty value is the last byte, 0x00 (length 0, no Huffman).
+		t[i] = append([]byte(nil), w.b[:len(w.b)-1]...)
+	}
+	return t
+}()
+
+// appendUnique appends the never-indexed literal of a field named
+// uniqueNames[u] with the value as a raw string: these values change with every
+// response, and Huffman-coding each one costs more CPU than the few bytes it
+// saves (RFC 7541 §5.2 leaves the choice to the encoder).
+func appendUnique(b []byte, u int, value string) []byte {
+	b = append(b, uniqueLits[u]...)
+	b = appendHpackInt(b, 7, 0, uint64(len(value)))
+	return append(b, value...)
+}
+
+// appendHpackInt appends i as an HPACK integer with an n-bit prefix (RFC 7541
+// §5.1); first holds the bits above the prefix.
+func appendHpackInt(b []byte, n uint, first byte, i uint64) []byte {
+	k := uint64(1)<<n - 1
+	if i < k {
+		return append(b, first|byte(i))
+	}
+	b = append(b, first|byte(k))
+	i -= k
+	for ; i >= 128; i >>= 7 {
+		b = append(b, byte(0x80|(i&0x7f)))
+	}
+	return append(b, byte(i))
+}
 
 // lowerName returns name in lower case, without allocating when it already is.
 func (c *Conn) lowerName(name string) string {

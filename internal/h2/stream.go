@@ -2,6 +2,7 @@ package h2
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/celeris-dev/celeris/internal/bytesconv"
 	"github.com/celeris-dev/celeris/internal/h2/frame"
@@ -41,8 +42,9 @@ type stream struct {
 	body       []byte // buffered body of an inline route
 	reader     bodyReader
 	// ctx is the request context, nil until the handler asks (stream.Context);
-	// guarded by c.mu. Never recycled with the stream: dropped at recycle.
-	ctx *reqCtx
+	// set under c.mu, loaded anywhere. Never recycled with the stream: dropped at
+	// recycle.
+	ctx atomic.Pointer[reqCtx]
 
 	// sh is shared with the handler goroutine, guarded by c.mu.
 	sh   shared
@@ -117,9 +119,12 @@ func (c *Conn) maybeRecycle(s *stream) {
 	if !s.closed || s.free || s.running || s.waiting || s.inSendq || c.phase == phaseClosed {
 		return
 	}
-	c.mu.Lock()
-	inReady := s.sh.inReady
-	c.mu.Unlock()
+	inReady := false
+	if !s.inline { // an inline stream is never on the ready list (writer.go)
+		c.mu.Lock()
+		inReady = s.sh.inReady
+		c.mu.Unlock()
+	}
 	if inReady || len(c.free) >= maxFree {
 		return
 	}
@@ -128,21 +133,43 @@ func (c *Conn) maybeRecycle(s *stream) {
 	if cap(body) > 64<<10 {
 		body = nil
 	}
-	sh := shared{
-		hdr:     s.sh.hdr.reset(),
-		trailer: s.sh.trailer.reset(),
+	sh := &s.sh
+	data, in := sh.data[:0], sh.in[:0]
+	if cap(data) > 64<<10 {
+		data = nil
 	}
-	if cap(s.sh.data) <= 64<<10 {
-		sh.data = s.sh.data[:0]
+	if cap(in) > 64<<10 {
+		in = nil
 	}
-	if cap(s.sh.in) <= 64<<10 {
-		sh.in = s.sh.in[:0]
+	sh.status = 0
+	if len(sh.hdr.buf) > 0 || len(sh.hdr.fields) > 0 {
+		sh.hdr = sh.hdr.reset()
 	}
+	sh.hdrReady, sh.length = false, 0
+	sh.data, sh.rd, sh.ended = data, 0, false
+	if len(sh.trailer.buf) > 0 || len(sh.trailer.fields) > 0 {
+		sh.trailer = sh.trailer.reset()
+	}
+	sh.hasTrl, sh.done, sh.inReady, sh.dead, sh.blocked = false, false, false, false, false
+	sh.in, sh.inRd, sh.inEOF, sh.inErr = in, 0, false, nil
+	sh.readWait, sh.consumed = false, 0
 	// A stream on the free list stays "closed", so a stale reference is inert.
 	// Its request context (cancelled by now) is dropped, never reused: user code
-	// may still hold it (context.go).
-	*s = stream{c: c, req: s.req, body: body, sh: sh, reader: bodyReader{s: s}, closed: true, free: true}
-	s.cond.L = &c.mu
+	// may still hold it (context.go). Every other field is reset one by one
+	// (cheaper than assigning the whole struct); TestRecycleResetsEveryField
+	// fails when a field is added without being reset here.
+	s.id, s.counted = 0, false
+	s.remoteDone, s.localDone = false, false
+	s.closed, s.free = true, true
+	s.inline, s.isHead, s.noBody, s.buffering, s.draining = false, false, false, false, false
+	s.discarded = 0
+	s.running, s.waiting, s.inSendq, s.hdrSent = false, false, false, false
+	s.declLen, s.received = 0, 0
+	s.recvWindow, s.recvCredit, s.sendWindow = 0, 0, 0
+	s.body = body
+	if s.ctx.Load() != nil {
+		s.ctx.Store(nil)
+	}
 	c.free = append(c.free, s)
 }
 
@@ -178,10 +205,7 @@ func (b *fieldBuf) add(fields []httpmsg.Field) {
 func (c *Conn) dispatch(s *stream) {
 	if s.inline {
 		c.h.Serve(&s.req, s)
-		c.mu.Lock()
-		ctx := s.ctx
-		c.mu.Unlock()
-		ctx.cancel() // Serve returned
+		s.ctx.Load().cancel() // Serve returned
 		c.handlerReturned(s)
 		return
 	}
@@ -216,7 +240,7 @@ func (s *stream) Run() {
 	defer func() {
 		c.mu.Lock()
 		s.sh.done = true
-		ctx := s.ctx
+		ctx := s.ctx.Load()
 		wake := c.notifyLocked(s)
 		c.mu.Unlock()
 		ctx.cancel() // Serve returned
@@ -252,9 +276,15 @@ func (c *Conn) startWaiting() {
 // gets RST_STREAM INTERNAL_ERROR.
 func (c *Conn) handlerReturned(s *stream) {
 	if !s.closed {
-		c.mu.Lock()
-		status, ended := s.sh.status, s.sh.ended
-		c.mu.Unlock()
+		var status int
+		var ended bool
+		if s.inline { // s.sh is the loop's (writer.go)
+			status, ended = s.sh.status, s.sh.ended
+		} else {
+			c.mu.Lock()
+			status, ended = s.sh.status, s.sh.ended
+			c.mu.Unlock()
+		}
 		switch {
 		case status == 0:
 			c.respondError(s, 500)
@@ -330,8 +360,10 @@ func (c *Conn) closeStream(s *stream, how closeHow) {
 		s.sh.inErr = ErrStreamClosed
 	}
 	s.sh.data, s.sh.rd = s.sh.data[:0], 0
-	s.cond.Broadcast()
-	ctx := s.ctx
+	if !s.inline { // only worker handlers wait on cond
+		s.cond.Broadcast()
+	}
+	ctx := s.ctx.Load()
 	c.mu.Unlock()
 	// The exchange is over, whether completed or reset: work for it may stop.
 	ctx.cancel()
@@ -398,7 +430,7 @@ func (c *Conn) abortStreams() {
 		s.cond.Broadcast()
 		// Streams whose handler still runs after they closed had their context
 		// cancelled then (closeStream).
-		s.ctx.cancel()
+		s.ctx.Load().cancel()
 	}
 	c.mu.Unlock()
 	for _, s := range c.waiting {

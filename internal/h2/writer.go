@@ -8,6 +8,12 @@ import (
 // methods run on the loop and write frames directly; on a worker they queue the
 // response on the stream's shared part and wake the loop, which frames it (see
 // pumpLocked). Field strings and byte slices are copied before the call returns.
+//
+// The shared part of an inline stream is never shared: its handler runs on the
+// loop, its body is buffered (no bodyReader) and it never enters the ready list,
+// so only the loop touches s.sh and the inline paths below do so without c.mu.
+// (Context, which another goroutine may call, reads only sh.dead and sh.done,
+// which the loop writes under c.mu.)
 
 // WriteResponse sends a complete response. It implements httpmsg.ResponseWriter.
 // On a worker the body is copied whole (it is already in memory); only streamed
@@ -23,9 +29,7 @@ func (s *stream) WriteResponse(status int, header []httpmsg.Field, body []byte) 
 		if s.noBody {
 			body = nil
 		}
-		c.mu.Lock()
 		s.sh.ended = true
-		c.mu.Unlock()
 		c.writeHeaders(s, status, header, length, len(body) == 0)
 		if len(body) > 0 {
 			s.inlineData(body, true)
@@ -161,14 +165,12 @@ func (s *stream) End(trailer []httpmsg.Field) error {
 		if s.closed || s.sh.ended {
 			return ErrStreamClosed
 		}
-		c.mu.Lock()
 		s.sh.ended = true
 		if len(trailer) > 0 {
 			s.sh.trailer.add(trailer)
 			s.sh.hasTrl = true
 		}
 		c.pumpLocked(s)
-		c.mu.Unlock()
 		return nil
 	}
 	c.mu.Lock()
@@ -203,9 +205,7 @@ func (s *stream) startInline(status int) error {
 	if s.closed {
 		return ErrStreamClosed
 	}
-	s.c.mu.Lock()
 	s.sh.status = status
-	s.c.mu.Unlock()
 	return nil
 }
 
@@ -213,8 +213,6 @@ func (s *stream) startInline(status int) error {
 // and the windows allow, the rest copied to the stream's queue.
 func (s *stream) inlineData(p []byte, end bool) {
 	c := s.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	if len(s.sh.data) == s.sh.rd && !s.localDone && !c.holdData() {
 		n := c.sendData(s, p, end)
 		p = p[n:]
