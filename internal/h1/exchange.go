@@ -46,32 +46,37 @@ type exchange struct {
 	pipe    *bodyPipe // streamed request body, nil when buffered
 	fed     int64     // body bytes moved into pipe (event loop)
 
+	vc *ValidCache // response field checks, kept across reuse (made on first use)
+
 	ctx    context.Context    // created lazily by Context; guarded by conn.mu
 	cancel context.CancelFunc // guarded by conn.mu
 }
 
-// fill copies the head and points msg's strings into the copy.
+// fill copies the head and points msg's strings into the copy. r (the parser's,
+// over the engine's buffer) is only read: its views are translated into the copy
+// as they are taken.
 func (ex *exchange) fill(head []byte, r *Request) {
 	ex.raw = append(ex.raw[:0], head...)
-	r.Rebase(head, ex.raw)
+	raw := ex.raw
 	m := &ex.msg
-	m.Method = bytesconv.B2S(r.Method)
-	m.Path = bytesconv.B2S(r.Path)
-	m.RawQuery = bytesconv.B2S(r.Query)
-	m.RequestURI = bytesconv.B2S(r.URI)
+	m.Method = headView(r.Method, head, raw)
+	m.Path = headView(r.Path, head, raw)
+	m.RawQuery = headView(r.Query, head, raw)
+	m.RequestURI = headView(r.URI, head, raw)
 	if r.Minor == 0 {
 		m.Proto, m.ProtoMinor = "HTTP/1.0", 0
 	} else {
 		m.Proto, m.ProtoMinor = "HTTP/1.1", 1
 	}
 	m.ProtoMajor = 1
-	m.Host = bytesconv.B2S(r.Host)
+	m.Host = headView(r.Host, head, raw)
 	m.Scheme = "http"
 	if m.Header == nil {
 		m.Header = ex.hdr[:0]
 	}
-	for _, f := range r.Headers {
-		m.Header = append(m.Header, httpmsg.Field{Name: bytesconv.B2S(f.Name), Value: bytesconv.B2S(f.Value)})
+	for i := range r.Headers {
+		f := &r.Headers[i]
+		m.Header = append(m.Header, httpmsg.Field{Name: headView(f.Name, head, raw), Value: headView(f.Value, head, raw)})
 	}
 	m.ContentLength = r.ContentLength
 	if r.ContentLength < 0 && !r.Chunked {
@@ -86,6 +91,24 @@ func (ex *exchange) fill(head []byte, r *Request) {
 	ex.keepAlive = r.KeepAlive
 	ex.http10 = r.Minor == 0
 	ex.isHead = m.Method == "HEAD"
+}
+
+// validCache returns the exchange's ValidCache, making it on first use.
+func (ex *exchange) validCache() *ValidCache {
+	if ex.vc == nil {
+		ex.vc = new(ValidCache)
+	}
+	return ex.vc
+}
+
+// headView returns s, a slice of old, as a string over the same bytes of new (a copy
+// of old).
+func headView(s, old, new []byte) string {
+	if len(s) == 0 {
+		return ""
+	}
+	off := cap(old) - cap(s)
+	return bytesconv.B2S(new[off : off+len(s)])
 }
 
 // reset clears ex for reuse, keeping buffers of a reasonable size.
@@ -199,7 +222,7 @@ func (ex *exchange) WriteResponse(status int, header []httpmsg.Field, body []byt
 	}
 	ex.answered = true
 	closeConn := ex.closeAfter()
-	dst := AppendHead(*ex.out, status, header, int64(len(body)), closeConn, ex.http10 && ex.keepAlive)
+	dst := AppendHeadCached(*ex.out, status, header, int64(len(body)), closeConn, ex.http10 && ex.keepAlive, ex.validCache())
 	if !ex.isHead && bodyAllowed(status) {
 		dst = append(dst, body...)
 	}
@@ -228,17 +251,17 @@ func (ex *exchange) WriteHeader(status int, header []httpmsg.Field) error {
 	case ex.isHead && !ex.http10:
 		// The length is unknown: say chunked, as the GET would (RFC 9110 §9.3.2
 		// lets HEAD carry the framing fields), and send no body.
-		*ex.out = AppendHead(*ex.out, status, header, -1, closeConn, false)
+		*ex.out = AppendHeadCached(*ex.out, status, header, -1, closeConn, false, ex.validCache())
 		ex.discard = true
 		return nil
 	case !bodyAllowed(status):
-		*ex.out = AppendHead(*ex.out, status, header, 0, closeConn, ex.http10 && ex.keepAlive)
+		*ex.out = AppendHeadCached(*ex.out, status, header, 0, closeConn, ex.http10 && ex.keepAlive, ex.validCache())
 		ex.discard = true
 		return nil
 	case ex.http10:
 		// No chunked coding in HTTP/1.0: the body is close-delimited.
 		ex.keepAlive = false
-		*ex.out = AppendHead(*ex.out, status, header, CloseDelimited, true, false)
+		*ex.out = AppendHeadCached(*ex.out, status, header, CloseDelimited, true, false, ex.validCache())
 		ex.raw10 = true
 		return nil
 	case ex.isHead:
@@ -255,7 +278,7 @@ func (ex *exchange) WriteHeader(status int, header []httpmsg.Field) error {
 		}
 		return nil
 	}
-	*ex.out = AppendHead(*ex.out, status, header, -1, closeConn, false)
+	*ex.out = AppendHeadCached(*ex.out, status, header, -1, closeConn, false, ex.validCache())
 	return nil
 }
 

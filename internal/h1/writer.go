@@ -11,6 +11,10 @@ import (
 // (RFC 9110 §15.2.1). It is shared: never modify it.
 var Continue100 = []byte("HTTP/1.1 100 Continue\r\n\r\n")
 
+// CloseDelimited as AppendHead's bodyLen writes no framing field: the body ends when
+// the server closes the connection (HTTP/1.0 clients, which lack chunked coding).
+const CloseDelimited = -2
+
 // AppendHead appends the status line and header section of an HTTP/1.1 response
 // (RFC 9112 §4-§6) to dst and returns the extended slice. It allocates nothing when
 // dst has room.
@@ -34,11 +38,12 @@ var Continue100 = []byte("HTTP/1.1 100 Continue\r\n\r\n")
 // "Connection: keep-alive", which an HTTP/1.0 client that asked for a persistent
 // connection needs to see (RFC 9112 §9.3). Neither applies to a 1xx response, which
 // is not the end of the exchange.
-// CloseDelimited as AppendHead's bodyLen writes no framing field: the body ends when
-// the server closes the connection (HTTP/1.0 clients, which lack chunked coding).
-const CloseDelimited = -2
-
 func AppendHead(dst []byte, status int, header []httpmsg.Field, bodyLen int64, close bool, keepAlive10 bool) []byte {
+	return AppendHeadCached(dst, status, header, bodyLen, close, keepAlive10, nil)
+}
+
+// AppendHeadCached is AppendHead with a ValidCache (nil: none).
+func AppendHeadCached(dst []byte, status int, header []httpmsg.Field, bodyLen int64, close bool, keepAlive10 bool, vc *ValidCache) []byte {
 	if status < 100 || status > 999 {
 		status = 500 // as AppendStatusLine writes it
 	}
@@ -47,7 +52,7 @@ func AppendHead(dst []byte, status int, header []httpmsg.Field, bodyLen int64, c
 	dst = append(dst, bytesconv.Date()...)
 	dst = append(dst, "\r\n"...)
 	informational := status < 200
-	dst = appendFields(dst, header, informational)
+	dst = appendFields(dst, header, informational, vc)
 	switch {
 	case informational || status == 204 || status == 304:
 	case bodyLen >= 0:
@@ -70,10 +75,10 @@ func AppendHead(dst []byte, status int, header []httpmsg.Field, bodyLen int64, c
 }
 
 // appendFields appends the fields that are safe to write and not owned by the writer.
-func appendFields(dst []byte, fields []httpmsg.Field, allowConnection bool) []byte {
+func appendFields(dst []byte, fields []httpmsg.Field, allowConnection bool, vc *ValidCache) []byte {
 	for i := range fields {
 		f := &fields[i]
-		if !validFieldName(f.Name) || !validFieldValue(f.Value) {
+		if !vc.valid(i, f.Name, f.Value) {
 			continue
 		}
 		switch len(f.Name) {
@@ -100,6 +105,60 @@ func appendFields(dst []byte, fields []httpmsg.Field, allowConnection bool) []by
 		dst = append(dst, "\r\n"...)
 	}
 	return dst
+}
+
+// ValidCache remembers, per field position, the last name and value that passed
+// appendFields' checks, as owned copies of up to validLen bytes: a response whose
+// fields repeat the previous one's (the common case: the same content type, the
+// same Vary) compares them instead of scanning them again. Only contents are
+// compared, never addresses, so a caller's buffer changing under a string cannot
+// make an unchecked value pass. The zero value is ready; one goroutine at a time.
+type ValidCache struct {
+	names, values [validSlots]validSlot
+}
+
+const (
+	validSlots = 8
+	validLen   = 40
+)
+
+// validSlot holds n-1 bytes of b; n == 0 is an empty slot.
+type validSlot struct {
+	n uint8
+	b [validLen]byte
+}
+
+func (s *validSlot) has(v string) bool {
+	return int(s.n) == len(v)+1 && string(s.b[:s.n-1]) == v
+}
+
+func (s *validSlot) set(v string) {
+	if len(v) > validLen {
+		s.n = 0
+		return
+	}
+	s.n = uint8(copy(s.b[:], v) + 1)
+}
+
+// valid reports whether the field at position i may be written: its name is a
+// token and its value holds no CR, LF or NUL. vc may be nil.
+func (vc *ValidCache) valid(i int, name, value string) bool {
+	if vc == nil || i >= validSlots {
+		return validFieldName(name) && validFieldValue(value)
+	}
+	if ns := &vc.names[i]; !ns.has(name) {
+		if !validFieldName(name) {
+			return false
+		}
+		ns.set(name)
+	}
+	if vs := &vc.values[i]; !vs.has(value) {
+		if !validFieldValue(value) {
+			return false
+		}
+		vs.set(value)
+	}
+	return true
 }
 
 // validFieldName reports whether s is a token (RFC 9110 §5.1).
@@ -150,7 +209,7 @@ func AppendChunk(dst, p []byte) []byte {
 // they must not be sent as trailers).
 func AppendLastChunk(dst []byte, trailer []httpmsg.Field) []byte {
 	dst = append(dst, "0\r\n"...)
-	dst = appendFields(dst, trailer, false)
+	dst = appendFields(dst, trailer, false, nil)
 	return append(dst, "\r\n"...)
 }
 

@@ -227,3 +227,42 @@ func TestContinue100(t *testing.T) {
 		t.Fatal("Continue100 changed")
 	}
 }
+
+var dateLineRE = regexp.MustCompile("Date: [^\r]*\r\n")
+
+// TestValidCache runs responses through one ValidCache: fields repeated from
+// the previous response pass by comparison, and every field that differs,
+// however close to a cached one, is checked again.
+func TestValidCache(t *testing.T) {
+	var vc ValidCache
+	long := strings.Repeat("v", validLen+5)
+	steps := []struct {
+		fields []httpmsg.Field
+		want   string // the caller's fields as written
+	}{
+		{[]httpmsg.Field{{Name: "A", Value: "1"}, {Name: "B", Value: long}}, "A: 1\r\nB: " + long + "\r\n"},
+		{[]httpmsg.Field{{Name: "A", Value: "1"}, {Name: "B", Value: long}}, "A: 1\r\nB: " + long + "\r\n"},
+		{[]httpmsg.Field{{Name: "A", Value: "\r"}, {Name: "B", Value: long[:len(long)-1] + "\n"}}, ""},
+		{[]httpmsg.Field{{Name: "A", Value: "1"}, {Name: "B C", Value: "x"}}, "A: 1\r\n"},
+		{[]httpmsg.Field{{Name: "", Value: ""}, {Name: "B", Value: "x"}}, "B: x\r\n"},
+		{[]httpmsg.Field{{Name: "", Value: ""}, {Name: "B", Value: "x"}}, "B: x\r\n"},
+		{[]httpmsg.Field{{Name: "A", Value: ""}, {Name: "B", Value: "x\x00"}}, "A: \r\n"},
+	}
+	for i, st := range steps {
+		got := dateLineRE.ReplaceAllString(string(AppendHeadCached(nil, 200, st.fields, 0, false, false, &vc)), "")
+		want := "HTTP/1.1 200 OK\r\n" + st.want + "Content-Length: 0\r\n\r\n"
+		if got != want {
+			t.Fatalf("step %d:\n got %q\nwant %q", i, got, want)
+		}
+	}
+	// Past validSlots fields, every field is checked each time.
+	var many []httpmsg.Field
+	for i := 0; i < validSlots+2; i++ {
+		many = append(many, httpmsg.Field{Name: "X", Value: "y"})
+	}
+	many[validSlots+1].Value = "bad\r\nInjected: 1"
+	out := string(AppendHeadCached(nil, 200, many, 0, false, false, &vc))
+	if strings.Contains(out, "Injected") || strings.Count(out, "X: y\r\n") != validSlots+1 {
+		t.Fatalf("%q", out)
+	}
+}
