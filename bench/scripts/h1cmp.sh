@@ -2,6 +2,7 @@
 # HTTP/1.1 comparison of issue #2: the server pinned to CPU 0 with GOMAXPROCS=1, wrk
 # pinned to CPU 1 (-t1 -c128), requests per server CPU-second from /proc/PID/stat.
 # PIPE=1 sends 16 pipelined requests per write. D is the duration in seconds.
+# BARE=1 adds the demo without its middleware (-bare), like for like with the peer.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 BIN=$(OUT=${OUT:-/tmp/celeris-bench-bin} "$here/build.sh")
@@ -42,4 +43,9 @@ run() {
 run fasthttp "$BIN/peer" -framework fasthttp -addr 127.0.0.1:$PORT
 run celeris "$BIN/demo" -addr 127.0.0.1:$PORT
 run celeris-inline "$BIN/demo" -addr 127.0.0.1:$PORT -inline
+if [ "${BARE:-0}" = 1 ]; then
+  # The demo without its middleware (request id, CORS, metrics, gzip), like the peer.
+  run celeris-bare "$BIN/demo" -addr 127.0.0.1:$PORT -bare
+  run celeris-bare-inline "$BIN/demo" -addr 127.0.0.1:$PORT -bare -inline
+fi
 rm -f "$lua"

@@ -30,3 +30,8 @@ run() {
 run nethttp "$BIN/peer" -framework nethttp -addr 127.0.0.1:$PORT
 run celeris "$BIN/demo" -addr 127.0.0.1:$PORT
 run celeris-inline "$BIN/demo" -addr 127.0.0.1:$PORT -inline
+if [ "${BARE:-0}" = 1 ]; then
+  # The demo without its middleware (request id, CORS, metrics, gzip), like the peer.
+  run celeris-bare "$BIN/demo" -addr 127.0.0.1:$PORT -bare
+  run celeris-bare-inline "$BIN/demo" -addr 127.0.0.1:$PORT -bare -inline
+fi

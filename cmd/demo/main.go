@@ -33,6 +33,7 @@ func main() {
 	addr := flag.String("addr", ":8080", "listen address")
 	inline := flag.Bool("inline", false, "run /bench, /json and /users/:id/posts/:postId inline on the event loops")
 	loops := flag.Int("loops", 0, "event loops (0: one per CPU)")
+	bare := flag.Bool("bare", false, "benchmark mode: the routes without the demo's middleware (request id, CORS, metrics, /json compression) and without /metrics, like the peers of the benchmark suite")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile to this file until shutdown")
 	memprofile := flag.String("memprofile", "", "write a heap profile to this file at shutdown")
 	flag.Parse()
@@ -50,10 +51,10 @@ func main() {
 		defer pprof.StopCPUProfile()
 	}
 
-	s := newServer(*addr, *loops, *inline)
+	s := newServer(*addr, *loops, *inline, *bare)
 	go func() {
 		<-s.Ready()
-		slog.Info("demo: listening", "addr", s.Addr().String(), "inline", *inline)
+		slog.Info("demo: listening", "addr", s.Addr().String(), "inline", *inline, "bare", *bare)
 	}()
 	// SIGINT or SIGTERM: refuse new connections, let in-flight requests finish.
 	err := s.StartGraceful(15 * time.Second)
@@ -70,13 +71,18 @@ func main() {
 	}
 }
 
-// newServer builds the demo server with its middleware and routes.
-func newServer(addr string, loops int, inline bool) *celeris.Server {
+// newServer builds the demo server with its middleware and routes; bare leaves
+// the middleware and /metrics out (a benchmark mode, not the contract).
+func newServer(addr string, loops int, inline, bare bool) *celeris.Server {
 	s := celeris.New(celeris.Config{
 		Addr:               addr,
 		EventLoops:         loops,
 		MaxRequestBodySize: maxUpload,
 	})
+	if bare {
+		register(s, inline, false)
+		return s
+	}
 	m := metrics.New(metrics.Config{})
 	// Every response carries X-Request-ID; CORS preflights are answered before
 	// routing reaches a 405.
@@ -85,7 +91,7 @@ func newServer(addr string, loops int, inline bool) *celeris.Server {
 		cors.New(cors.Config{}),
 		m.Middleware(),
 	)
-	register(s, inline)
+	register(s, inline, true)
 	s.GET("/metrics", m.Handler(s))
 	return s
 }
@@ -100,15 +106,19 @@ var (
 )
 
 // register installs the demo routes. With inline, the three benchmark routes run on
-// the event loops.
-func register(s *celeris.Server, inline bool) {
+// the event loops; with gzip, /json compresses when the client accepts it.
+func register(s *celeris.Server, inline, gzip bool) {
+	var jsonMW []celeris.MiddlewareFunc
+	if gzip {
+		jsonMW = append(jsonMW, compress.New(compress.Config{MinLength: -1}))
+	}
 	hot := []*celeris.Route{
 		s.GET("/bench", func(c *celeris.Context) error {
 			return c.String(http.StatusOK, "OK")
 		}),
 		s.GET("/json", func(c *celeris.Context) error {
 			return c.JSON(http.StatusOK, message{Message: "Hello, World!"})
-		}, compress.New(compress.Config{MinLength: -1})),
+		}, jsonMW...),
 		s.GET("/users/:id/posts/:postId", func(c *celeris.Context) error {
 			return c.String(http.StatusOK, "user="+c.Param("id")+" post="+c.Param("postId"))
 		}),

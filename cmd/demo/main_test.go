@@ -17,8 +17,12 @@ import (
 )
 
 func startDemo(t *testing.T, inline bool) string {
+	return startDemoMode(t, inline, false)
+}
+
+func startDemoMode(t *testing.T, inline, bare bool) string {
 	t.Helper()
-	s := newServer("127.0.0.1:0", 2, inline)
+	s := newServer("127.0.0.1:0", 2, inline, bare)
 	errc := make(chan error, 1)
 	go func() { errc <- s.Start() }()
 	select {
@@ -165,5 +169,43 @@ func TestDemoSSETiming(t *testing.T) {
 	}
 	if arrivals[4]-arrivals[0] < 350*time.Millisecond {
 		t.Fatalf("events arrived together, not as sent: %v", arrivals)
+	}
+}
+
+// TestBareMode checks the benchmark mode: the hot routes answer as in the
+// contract, without the demo's middleware and without /metrics.
+func TestBareMode(t *testing.T) {
+	for _, inline := range []bool{false, true} {
+		base := startDemoMode(t, inline, true)
+		for name, client := range clients() {
+			for path, want := range map[string]string{
+				"/bench":            "OK",
+				"/json":             `{"message":"Hello, World!"}`,
+				"/users/7/posts/9":  "user=7 post=9",
+				"/nethttp/hello":    "hello from net/http",
+				"/download?size=10": "\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00",
+			} {
+				req, _ := http.NewRequest("GET", base+path, nil)
+				req.Header.Set("Accept-Encoding", "gzip")
+				resp, err := client.Do(req)
+				if err != nil {
+					t.Fatalf("%s %s: %v", name, path, err)
+				}
+				b, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != 200 || string(b) != want || resp.Header.Get("X-Request-ID") != "" ||
+					resp.Header.Get("Content-Encoding") != "" {
+					t.Fatalf("%s inline=%v %s: %d %q %v", name, inline, path, resp.StatusCode, b, resp.Header)
+				}
+			}
+			resp, err := client.Get(base + "/metrics")
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != 404 {
+				t.Fatalf("/metrics in bare mode: %d", resp.StatusCode)
+			}
+		}
 	}
 }
