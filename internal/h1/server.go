@@ -314,8 +314,7 @@ func (cn *Conn) enqueue(ex *exchange) {
 	if ex.inline && len(cn.batch) == 0 && !cn.busy {
 		ex.out = &cn.inline
 		ex.serve(cn.cfg.Handler)
-		cn.c.Write(cn.inline)
-		cn.inline = cn.inline[:0]
+		cn.inline = httpmsg.WriteOwned(cn.c, cn.inline)
 		if !ex.keepAlive {
 			cn.closing = true
 			cn.c.Close()
@@ -362,7 +361,9 @@ func (cn *Conn) OnWake() error {
 	cn.ready, cn.done = cn.spare[:0], false
 	cn.mu.Unlock()
 	if len(ready) > 0 {
-		cn.c.Write(ready)
+		// The engine may keep the worker's buffer (a large body is not copied
+		// again) and give another back: that one becomes the spare.
+		ready = httpmsg.WriteOwned(cn.c, ready)
 	}
 	cn.mu.Lock()
 	if cap(ready) <= 1<<20 {

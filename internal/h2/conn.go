@@ -408,7 +408,7 @@ func (c *Conn) afterIO() {
 // flush hands the frames built in this callback to the engine.
 func (c *Conn) flush() {
 	if len(c.out) > 0 {
-		c.nc.Write(c.out)
+		c.out = httpmsg.WriteOwned(c.nc, c.out)
 	}
 	if cap(c.out) > maxOutKeep {
 		c.out = nil

@@ -143,6 +143,25 @@ type Conn interface {
 	RemoteAddr() net.Addr
 }
 
+// OwnedWriter is implemented by a Conn that can take an output buffer over instead
+// of copying it (the engine's does).
+type OwnedWriter interface {
+	// WriteOwned queues b as Write does, but may keep b itself instead of copying
+	// it. The caller gives b up and gets back an empty buffer it owns from then on:
+	// b[:0] when b was copied, another buffer when b was kept. Loop only.
+	WriteOwned(b []byte) []byte
+}
+
+// WriteOwned queues b on c, handing the buffer over when c can take it (see
+// OwnedWriter), and returns the empty buffer the caller owns from then on.
+func WriteOwned(c Conn, b []byte) []byte {
+	if ow, ok := c.(OwnedWriter); ok {
+		return ow.WriteOwned(b)
+	}
+	c.Write(b)
+	return b[:0]
+}
+
 // Proto is one connection's protocol state machine. Every method is called on the
 // connection's event loop, never concurrently.
 type Proto interface {
