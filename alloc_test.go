@@ -75,3 +75,42 @@ func TestServeH1AllocsWithMiddleware(t *testing.T) {
 		t.Fatalf("allocs per request with middleware = %v, want 0", a)
 	}
 }
+
+// TestSetHeaderBytes: the value is copied (the caller's buffer may change once the
+// call returns) and, once the Context's buffer has grown, nothing is allocated.
+func TestSetHeaderBytes(t *testing.T) {
+	s := New(Config{})
+	n := 0
+	s.GET("/", func(c *Context) error {
+		n++
+		var b [8]byte
+		v := c.SetHeaderBytes("X-N", append(b[:0], "id-"...))
+		v2 := c.SetHeaderBytes("X-M", append(b[:0], byte('0'+n%10)))
+		b[0] = '!' // the stored values are copies
+		if v != "id-" || c.ResponseHeader("X-M") != v2 {
+			t.Errorf("stored %q %q", v, v2)
+		}
+		return c.String(200, "ok")
+	}).Inline()
+	s.freeze()
+	fc := &fakeConn{}
+	cn := h1.NewConn(fc, &s.h1cfg)
+	req := []byte("GET / HTTP/1.1\r\nHost: example.com\r\n\r\n")
+	serve := func() {
+		fc.out = fc.out[:0]
+		if n, err := cn.OnData(req); n != len(req) || err != nil {
+			t.Fatalf("OnData = %d, %v", n, err)
+		}
+	}
+	serve()
+	if !containsBody(fc.out, "X-N: id-\r\nX-M: 1\r\n") {
+		t.Fatalf("response %q", fc.out)
+	}
+	serve()
+	if !containsBody(fc.out, "X-N: id-\r\nX-M: 2\r\n") {
+		t.Fatalf("second response %q", fc.out)
+	}
+	if a := testing.AllocsPerRun(1000, serve); a != 0 {
+		t.Fatalf("allocs per request = %v, want 0", a)
+	}
+}

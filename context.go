@@ -38,6 +38,7 @@ type Context struct {
 	body    []byte       // read once from a streamed request body
 	bodyErr error        // error of that read
 	jbuf    bytes.Buffer // JSON encoding scratch
+	hvals   []byte       // SetHeaderBytes copies, valid until reset
 	jenc    *json.Encoder
 	query   []kv // parsed query, lazily
 	qparsed bool
@@ -77,6 +78,11 @@ func (c *Context) reset() {
 		c.jenc = nil
 	}
 	c.jbuf.Reset()
+	if cap(c.hvals) > 4<<10 {
+		c.hvals = nil
+	} else {
+		c.hvals = c.hvals[:0]
+	}
 	clear(c.query)
 	c.query, c.qparsed = c.query[:0], false
 	if v, ok := c.Get(formKey); ok {
@@ -411,6 +417,19 @@ func (c *Context) SetHeader(name, value string) {
 		}
 	}
 	c.header = append(c.header, httpmsg.Field{Name: name, Value: value})
+}
+
+// SetHeaderBytes sets a response header field (as SetHeader) to a copy of value
+// kept in a buffer the Context owns, so value may be reused once it returns. It
+// returns the stored value, which, like every response field, is valid until the
+// handler returns. It does not allocate once the buffer has grown (fasthttp's
+// SetBytesV).
+func (c *Context) SetHeaderBytes(name string, value []byte) string {
+	start := len(c.hvals)
+	c.hvals = append(c.hvals, value...)
+	v := bytesconv.B2S(c.hvals[start:len(c.hvals):len(c.hvals)])
+	c.SetHeader(name, v)
+	return v
 }
 
 // AddHeader adds a response header field.

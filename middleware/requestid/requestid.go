@@ -68,7 +68,8 @@ func New(cfg Config) celeris.MiddlewareFunc {
 	if cfg.ContextKey == "" {
 		cfg.ContextKey = DefaultContextKey
 	}
-	if cfg.Generator == nil {
+	builtin := cfg.Generator == nil
+	if builtin {
 		cfg.Generator = Generate
 	}
 	store := cfg.ContextKey != "-"
@@ -78,10 +79,17 @@ func New(cfg Config) celeris.MiddlewareFunc {
 			if !cfg.IgnoreIncoming {
 				id = c.Header(cfg.Header)
 			}
-			if !Valid(id) {
+			switch {
+			case Valid(id):
+				c.SetHeader(cfg.Header, id)
+			case builtin:
+				// Generate's id, formatted into the Context's buffer: no allocation.
+				var b [idLen]byte
+				id = c.SetHeaderBytes(cfg.Header, appendID(b[:0]))
+			default:
 				id = cfg.Generator()
+				c.SetHeader(cfg.Header, id)
 			}
-			c.SetHeader(cfg.Header, id)
 			if store {
 				c.Set(cfg.ContextKey, id)
 			}
@@ -158,7 +166,14 @@ func appendHex(dst []byte, v uint64, min int) []byte {
 
 // Generate returns a new process-unique id (the default Generator).
 func Generate() string {
-	var b [len(prefix) + 16]byte
-	out := appendHex(append(b[:0], prefix[:]...), counter.Add(1), 1)
-	return string(out)
+	var b [idLen]byte
+	return string(appendID(b[:0]))
+}
+
+// idLen bounds the length of a generated id: the prefix and 16 hex digits.
+const idLen = len(prefix) + 16
+
+// appendID appends a new process-unique id to dst.
+func appendID(dst []byte) []byte {
+	return appendHex(append(dst, prefix[:]...), counter.Add(1), 1)
 }
