@@ -18,7 +18,10 @@ type Route struct {
 
 // Inline marks the route to run on the connection's event loop instead of a worker
 // goroutine. Only for handlers that never block (no I/O, no locks held long, no
-// sleeps): a blocked inline handler stalls every connection of its event loop.
+// sleeps): a blocked inline handler stalls every connection of its event loop. An
+// inline handler answers on the loop's own goroutine, before it returns: it must not
+// hand the Context or a StreamWriter to another goroutine (the response state of an
+// inline request is the loop's, unsynchronised).
 func (r *Route) Inline() *Route {
 	r.inline = true
 	return r

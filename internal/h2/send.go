@@ -244,6 +244,9 @@ func (c *Conn) writeHeaders(s *stream, status int, fields []httpmsg.Field, lengt
 			if c.uniq[i] >= 0 {
 				continue // encoded after the cacheable part
 			}
+			if !validResponseField(f.Name, f.Value) {
+				continue
+			}
 			name := c.lowerName(f.Name)
 			switch name {
 			case "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "date":
@@ -266,7 +269,9 @@ func (c *Conn) writeHeaders(s *stream, status int, fields []httpmsg.Field, lengt
 	// indexed: they leave the HPACK table, and so the cached prefix, unchanged.
 	for i := 0; nUnique > 0 && i < len(fields); i++ {
 		if u := c.uniq[i]; u >= 0 {
-			c.hw.b = appendUnique(c.hw.b, int(u), fields[i].Value)
+			if validResponseField("", fields[i].Value) {
+				c.hw.b = appendUnique(c.hw.b, int(u), fields[i].Value)
+			}
 			nUnique--
 		}
 	}
@@ -275,6 +280,24 @@ func (c *Conn) writeHeaders(s *stream, status int, fields []httpmsg.Field, lengt
 	if end {
 		s.localDone = true
 	}
+}
+
+// validResponseField reports whether a handler's field may be sent: a token name
+// (any case: it is lowered) and a value without NUL, CR or LF (RFC 9113 §8.2.1;
+// the HTTP/1.1 writer drops the same fields). name "" skips the name check (the
+// caller knows it). Invalid fields are dropped, as on HTTP/1.1.
+func validResponseField(name, value string) bool {
+	for i := 0; i < len(name); i++ {
+		if b := name[i]; !isLowerTchar[b] && (b < 'A' || b > 'Z') {
+			return false
+		}
+	}
+	for i := 0; i < len(value); i++ {
+		if b := value[i]; b == 0 || b == '\r' || b == '\n' {
+			return false
+		}
+	}
+	return true
 }
 
 // hdrCache remembers the last response head whose every field encoded as an
@@ -333,7 +356,9 @@ func (h *hdrCache) store(c *Conn, status int, fields []httpmsg.Field, length int
 func (c *Conn) writeTrailers(s *stream, fields []httpmsg.Field) {
 	c.hw.b = c.hw.b[:0]
 	for _, f := range fields {
-		c.encode(c.lowerName(f.Name), f.Value, true)
+		if validResponseField(f.Name, f.Value) {
+			c.encode(c.lowerName(f.Name), f.Value, true)
+		}
 	}
 	c.writeBlock(s.id, c.hw.b, true)
 	s.localDone = true

@@ -136,3 +136,32 @@ func TestDecodeCacheFollowsTable(t *testing.T) {
 		t.Fatal("the indexed-only block was not cached")
 	}
 }
+
+// TestInvalidResponseFieldsDropped: fields a handler sets with CR, LF or NUL in
+// the value, or a name that is not a token, are dropped (RFC 9113 §8.2.1), as the
+// HTTP/1.1 writer drops them; the rest of the head and the trailers go out.
+func TestInvalidResponseFieldsDropped(t *testing.T) {
+	for _, inline := range []bool{true, false} {
+		h := handlerFunc{
+			inline: func(*httpmsg.Request) bool { return inline },
+			serve: func(r *httpmsg.Request, w httpmsg.ResponseWriter) {
+				_ = w.WriteHeader(200, []httpmsg.Field{
+					{Name: "X-Ok", Value: "1"},
+					{Name: "X-Bad", Value: "a\r\nInjected: 1"},
+					{Name: "Bad Name", Value: "x"},
+					{Name: "X-Request-ID", Value: "id\x00"},
+					{Name: "X-Nul", Value: "\x00"},
+				})
+				_, _ = w.Write([]byte("b"))
+				_ = w.End([]httpmsg.Field{{Name: "X-T", Value: "ok"}, {Name: "X-T2", Value: "no\n"}})
+			},
+		}
+		hs := newHarness(t, h, nil)
+		hs.handshake()
+		hs.send(frame.AppendHeaders(nil, 1, true, true, hs.get("/x")))
+		r := hs.response(1)
+		if r.header["x-ok"] != "1" || len(r.header) != 2 || r.trailer["x-t"] != "ok" || len(r.trailer) != 1 {
+			t.Fatalf("inline=%v: header %v trailer %v", inline, r.header, r.trailer)
+		}
+	}
+}

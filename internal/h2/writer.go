@@ -12,8 +12,10 @@ import (
 // The shared part of an inline stream is never shared: its handler runs on the
 // loop, its body is buffered (no bodyReader) and it never enters the ready list,
 // so only the loop touches s.sh and the inline paths below do so without c.mu.
-// (Context, which another goroutine may call, reads only sh.dead and sh.done,
-// which the loop writes under c.mu.)
+// (Context, which another goroutine may call while the handler runs, reads only
+// sh.dead and sh.done, which the loop writes under c.mu while the stream is in use;
+// maybeRecycle resets them without it, after Serve returned, when Context may no
+// longer be called.)
 
 // WriteResponse sends a complete response. It implements httpmsg.ResponseWriter.
 // On a worker the body is copied whole (it is already in memory); only streamed

@@ -21,6 +21,7 @@ package logger
 
 import (
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/celeris-dev/celeris"
@@ -59,15 +60,18 @@ func New(cfg Config) celeris.MiddlewareFunc {
 			err := next(c)
 			latency := time.Since(start)
 
+			// The request's strings point into buffers the next request reuses,
+			// and a slog.Handler may keep the record (async or in-memory handlers):
+			// log copies.
 			attrs := [7]slog.Attr{
-				slog.String("method", c.Method()),
-				slog.String("path", c.Path()),
+				slog.String("method", strings.Clone(c.Method())),
+				slog.String("path", strings.Clone(c.Path())),
 				slog.Int("status", Status(c, err)),
 				slog.Duration("latency", latency),
 			}
 			n := 4
 			if id := requestID(c); id != "" {
-				attrs[n] = slog.String("request_id", id)
+				attrs[n] = slog.String("request_id", strings.Clone(id))
 				n++
 			}
 			if err != nil {

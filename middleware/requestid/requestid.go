@@ -23,7 +23,9 @@
 // Cost: keeping a valid incoming id allocates nothing except the store under
 // ContextKey (boxing a string into the Context's any costs one 16-byte allocation;
 // set ContextKey to "-" to skip the store, Get then reads the response header). A
-// generated id costs one allocation for its string.
+// generated id costs one allocation for its string; with ContextKey "-" it is
+// formatted into the Context's own buffer (celeris.Context.SetHeaderBytes) and costs
+// none. Either way Get's result is valid until the handler returns.
 package requestid
 
 import (
@@ -82,8 +84,10 @@ func New(cfg Config) celeris.MiddlewareFunc {
 			switch {
 			case Valid(id):
 				c.SetHeader(cfg.Header, id)
-			case builtin:
+			case builtin && !store:
 				// Generate's id, formatted into the Context's buffer: no allocation.
+				// Only when it is not stored: a value under ContextKey may be kept
+				// by user code, so it must be a string of its own.
 				var b [idLen]byte
 				id = c.SetHeaderBytes(cfg.Header, appendID(b[:0]))
 			default:

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/celeris-dev/celeris"
+	"github.com/celeris-dev/celeris/celeristest"
 	"github.com/celeris-dev/celeris/middleware/internal/mwtest"
 	"github.com/celeris-dev/celeris/middleware/requestid"
 )
@@ -122,4 +123,27 @@ func TestGenerateUnique(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// TestStoredIDIsStable: a generated id stored under ContextKey is a string of
+// its own: keeping it past the handler sees it unchanged (a generated id formatted
+// into the pooled Context's buffer would change with the next request).
+func TestStoredIDIsStable(t *testing.T) {
+	s := celeris.New(celeris.Config{})
+	s.Use(requestid.Default())
+	var kept []string
+	s.GET("/", func(c *celeris.Context) error {
+		kept = append(kept, requestid.Get(c))
+		return c.String(200, "ok")
+	})
+	var copies []string
+	for range 3 {
+		celeristest.Do(s, celeristest.NewRequest("GET", "/", nil))
+		copies = append(copies, strings.Clone(kept[len(kept)-1]))
+	}
+	for i := range kept {
+		if kept[i] != copies[i] || (i > 0 && kept[i] == kept[i-1]) {
+			t.Fatalf("kept ids %q, copies taken at the time %q", kept, copies)
+		}
+	}
 }
