@@ -441,14 +441,7 @@ func (c *Conn) internValue(s string) (string, bool) {
 
 // uniqueValues reports fields whose values are (nearly) unique per response:
 // they are sent as literals never indexed (RFC 7541 §6.2.3), never interned.
-func uniqueValues(name string) bool {
-	for _, u := range uniqueNames {
-		if name == u {
-			return true
-		}
-	}
-	return false
-}
+func uniqueValues(name string) bool { return uniqueIndex(name) >= 0 }
 
 // uniqueIndex returns the index in uniqueNames of name in any case, or -1,
 // without allocating.
