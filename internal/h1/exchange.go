@@ -101,15 +101,9 @@ func (ex *exchange) validCache() *ValidCache {
 	return ex.vc
 }
 
-// headView returns s, a slice of old, as a string over the same bytes of new (a copy
-// of old).
-func headView(s, old, new []byte) string {
-	if len(s) == 0 {
-		return ""
-	}
-	off := cap(old) - cap(s)
-	return bytesconv.B2S(new[off : off+len(s)])
-}
+// headView returns s, a slice of old, as a string over the same bytes of new (a
+// copy of old): the translation of Request.Rebase, view by view.
+func headView(s, old, new []byte) string { return bytesconv.B2S(rebase(s, old, new)) }
 
 // reset clears ex for reuse, keeping buffers of a reasonable size.
 func (ex *exchange) reset() {
