@@ -58,15 +58,7 @@ func TestServeH1AllocsWithMiddleware(t *testing.T) {
 	g := s.Group("/api", pass)
 	g.GET("/users/:id", func(c *Context) error { return c.String(200, c.Param("id")) }, pass).Inline()
 	s.freeze()
-	fc := &fakeConn{}
-	cn := h1.NewConn(fc, &s.h1cfg)
-	req := []byte("GET /api/users/42 HTTP/1.1\r\nHost: example.com\r\n\r\n")
-	serve := func() {
-		fc.out = fc.out[:0]
-		if n, err := cn.OnData(req); n != len(req) || err != nil {
-			t.Fatalf("OnData = %d, %v", n, err)
-		}
-	}
+	serve, fc := inlineServe(t, s, []byte("GET /api/users/42 HTTP/1.1\r\nHost: example.com\r\n\r\n"))
 	serve()
 	if !containsBody(fc.out, "X-Pass: 1") {
 		t.Fatalf("response %q", fc.out)
@@ -93,15 +85,7 @@ func TestSetHeaderBytes(t *testing.T) {
 		return c.String(200, "ok")
 	}).Inline()
 	s.freeze()
-	fc := &fakeConn{}
-	cn := h1.NewConn(fc, &s.h1cfg)
-	req := []byte("GET / HTTP/1.1\r\nHost: example.com\r\n\r\n")
-	serve := func() {
-		fc.out = fc.out[:0]
-		if n, err := cn.OnData(req); n != len(req) || err != nil {
-			t.Fatalf("OnData = %d, %v", n, err)
-		}
-	}
+	serve, fc := inlineServe(t, s, []byte("GET / HTTP/1.1\r\nHost: example.com\r\n\r\n"))
 	serve()
 	if !containsBody(fc.out, "X-N: id-\r\nX-M: 1\r\n") {
 		t.Fatalf("response %q", fc.out)
@@ -113,4 +97,17 @@ func TestSetHeaderBytes(t *testing.T) {
 	if a := testing.AllocsPerRun(1000, serve); a != 0 {
 		t.Fatalf("allocs per request = %v, want 0", a)
 	}
+}
+
+// inlineServe returns a function that feeds req to a fresh HTTP/1.1 connection of
+// s without network and leaves the response in fc.out.
+func inlineServe(t *testing.T, s *Server, req []byte) (serve func(), fc *fakeConn) {
+	fc = &fakeConn{}
+	cn := h1.NewConn(fc, &s.h1cfg)
+	return func() {
+		fc.out = fc.out[:0]
+		if n, err := cn.OnData(req); n != len(req) || err != nil {
+			t.Fatalf("OnData = %d, %v", n, err)
+		}
+	}, fc
 }
