@@ -314,6 +314,12 @@ func TestShutdown(t *testing.T) {
 	if r := hs.response(1); string(r.body) != "late" {
 		t.Fatal(r)
 	}
+	// The response can reach the client before the worker's return does (a second
+	// wake-up): let the loop take that one, then the connection must be closed with
+	// nothing more written.
+	if f, ok := hs.next(2 * time.Second); ok {
+		t.Fatalf("frame after the last response: %+v", f)
+	}
 	if !hs.fc.closed {
 		t.Fatal("not closed after the last stream")
 	}
