@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"net"
+	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -309,6 +310,23 @@ type loopState struct {
 	ready   []*conn // guarded by mu
 	spare   []*conn // guarded by mu
 	pending bool    // guarded by mu: a drain task is queued on the loop
+
+	calls uint32 // owned by the loop: callbacks since the loop last yielded
+}
+
+// yieldEvery is how many callbacks a busy loop runs between two runtime.Gosched.
+const yieldEvery = 128
+
+// yieldSometimes yields the loop's goroutine every yieldEvery callbacks. A loop
+// that never blocks keeps one scheduling tick for more than 10 ms, and sysmon
+// then preempts it, or takes its P away in the middle of a read or write, after
+// which sysmon polls every 20 µs for a millisecond: thread switches that cost more
+// than a voluntary yield now and then (see docs/BENCHMARKS.md).
+func (ls *loopState) yieldSometimes() {
+	ls.calls++
+	if ls.calls%yieldEvery == 0 {
+		runtime.Gosched()
+	}
 }
 
 // add queues c and, unless a drain is already queued, queues one (any goroutine).

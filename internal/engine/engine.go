@@ -210,6 +210,7 @@ func (e *Engine) OnClose(gc gnet.Conn, err error) gnet.Action {
 // OnTraffic runs the connection's protocol over what arrived.
 func (e *Engine) OnTraffic(gc gnet.Conn) gnet.Action {
 	c := gc.Context().(*conn)
+	c.loop.yieldSometimes()
 	return c.onTraffic()
 }
 
