@@ -53,6 +53,9 @@ type conn struct {
 	closing      bool  // owned by the event loop: close once gnet's output drained
 	lastOutbound int   // owned by the event loop: output pending after the last write
 	lastProgress int64 // owned by the event loop: when input was last consumed
+
+	det        *detached   // owned by the event loop: set once gnet closed a half-closed conn (detach.go)
+	isDetached atomic.Bool // det != nil, for the ticker
 }
 
 // Write appends to the output batch (httpmsg.Conn).
@@ -171,7 +174,12 @@ func (c *conn) updateWriteDeadline(outbound int) {
 // OutboundBuffered is how many written bytes gnet still holds (event loop only).
 // HTTP/2 holds DATA back while it is large, so that a peer that never reads cannot
 // grow it without bound.
-func (c *conn) OutboundBuffered() int { return c.gc.OutboundBuffered() }
+func (c *conn) OutboundBuffered() int {
+	if c.det != nil {
+		return int(c.det.pending.Load())
+	}
+	return c.gc.OutboundBuffered()
+}
 
 // readAll feeds everything buffered to the protocol, switching protocol when the
 // preface or an h2c upgrade says so.
@@ -353,6 +361,10 @@ func (ls *loopState) Run(context.Context) error {
 		list[i] = nil
 		if c.closed.Load() || !c.woken.Load() {
 			continue // closed, or a read event already ran its OnWake
+		}
+		if c.det != nil {
+			c.onDetached()
+			continue
 		}
 		if c.onTraffic() == gnet.Close {
 			_ = ls.el.Close(c.gc)

@@ -33,10 +33,14 @@ import (
 	"time"
 
 	"github.com/panjf2000/gnet/v2"
+	errorx "github.com/panjf2000/gnet/v2/pkg/errors"
 	"golang.org/x/sys/unix"
 
 	"github.com/celeris-dev/celeris/internal/httpmsg"
 )
+
+// ErrStopped is the error a protocol's OnClose gets when the engine stops under it.
+var ErrStopped = errors.New("engine: stopped")
 
 // Config configures an Engine.
 type Config struct {
@@ -195,9 +199,12 @@ func (e *Engine) OnClose(gc gnet.Conn, err error) gnet.Action {
 	if c == nil {
 		return gnet.None
 	}
-	c.closed.Store(true)
 	// gnet removes the fd from its poller after OnClose; a paused fd must be there.
 	c.resumeRead()
+	if c.detach(err) {
+		return gnet.None // the peer half-closed while answers are still owed
+	}
+	c.closed.Store(true)
 	if c.proto != nil {
 		c.proto.OnClose(err)
 	}
@@ -220,6 +227,9 @@ func (e *Engine) OnTick() (time.Duration, gnet.Action) {
 	e.now.Store(now)
 	e.mu.Lock()
 	for c := range e.conns {
+		if c.isDetached.Load() {
+			continue // gnet no longer has it; its writer has a deadline
+		}
 		// CompareAndSwap: the loop may have published a new deadline meanwhile.
 		if d := c.deadline.Load(); d != 0 && now > d && c.deadline.CompareAndSwap(d, 0) {
 			_ = c.gc.Close()
@@ -235,7 +245,8 @@ func (e *Engine) OnTick() (time.Duration, gnet.Action) {
 	return 100 * time.Millisecond, gnet.None
 }
 
-// Stop stops the engine: the listener and every connection close.
+// Stop stops the engine: the listener and every connection close. Stopping a
+// stopped engine waits for it and returns nil.
 func (e *Engine) Stop(ctx context.Context) error {
 	select {
 	case <-e.booted:
@@ -251,7 +262,18 @@ func (e *Engine) Stop(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	if err != nil && !errors.Is(err, context.Canceled) {
+	// The loops are gone: end the connections gnet no longer had.
+	e.mu.Lock()
+	for c := range e.conns {
+		if c.isDetached.Load() {
+			c.det.abort()
+			c.closed.Store(true)
+			c.proto.OnClose(ErrStopped)
+			delete(e.conns, c)
+		}
+	}
+	e.mu.Unlock()
+	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, errorx.ErrEngineInShutdown) {
 		return fmt.Errorf("engine: stop: %w", err)
 	}
 	return nil

@@ -170,7 +170,7 @@ func (ex *exchange) Context() context.Context {
 	defer cn.mu.Unlock()
 	if ex.ctx == nil {
 		ex.ctx, ex.cancel = context.WithCancel(context.Background())
-		if cn.closed {
+		if cn.closed || cn.eof {
 			ex.cancel()
 		}
 	}

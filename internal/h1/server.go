@@ -70,6 +70,7 @@ type Conn struct {
 	done    bool   // the worker finished the batch
 	spare   []byte // the loop's previous ready buffer, for reuse
 	closed  bool   // the connection closed (contexts created later start cancelled)
+	eof     bool   // the client's input ended (contexts created later start cancelled)
 	queued  int    // output the engine still held after its last write
 	outCond sync.Cond
 
@@ -89,6 +90,28 @@ func NewConn(c httpmsg.Conn, cfg *ServerConfig) *Conn {
 
 // Busy reports whether a worker is serving requests of this connection.
 func (cn *Conn) Busy() bool { return cn.busy }
+
+// InputEnded is told that the client's input ended (it half-closed, or closed) and
+// reports whether answers are still owed: a worker serves requests whose bodies are
+// complete. The engine then keeps the connection open to write them (see
+// engine/detach.go). As with net/http, the requests' contexts are cancelled, since
+// a client that closed looks the same as one that half-closed; answers are written
+// all the same. A handler still reading a streamed body would wait for bytes that
+// cannot come: then nothing is owed and the connection closes.
+func (cn *Conn) InputEnded() bool {
+	if !cn.busy || cn.streamEx != nil {
+		return false
+	}
+	cn.mu.Lock()
+	cn.eof = true
+	for _, ex := range cn.batch {
+		if ex.cancel != nil {
+			ex.cancel()
+		}
+	}
+	cn.mu.Unlock()
+	return true
+}
 
 // AwaitingBody reports whether a handler reads a streamed body that has not
 // completely arrived (the engine then applies a progress timeout).

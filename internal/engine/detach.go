@@ -1,0 +1,180 @@
+package engine
+
+import (
+	"errors"
+	"io"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Serving after the client's half-close.
+//
+// A client may send its request and then shut down its sending side (shutdown
+// SHUT_WR: `nc -N`, many scripted clients) while it still reads. gnet treats the
+// end of input as the end of the connection: it calls OnClose and closes the fd at
+// once. An answer that a handler goroutine is still preparing would be lost.
+//
+// When that happens while the protocol says it still owes answers (afterEOF), the
+// engine detaches the connection from gnet instead of closing it. (A client that
+// closed completely looks the same until a write fails; the protocol cancels the
+// requests' contexts, as net/http does, but their answers are still written.) It
+// duplicates the
+// fd before gnet closes its own, keeps the input gnet had buffered, and goes on
+// driving the protocol from the same event loop's wake-up queue. Output no longer
+// goes through gnet: a goroutine writes it to the duplicate through the runtime's
+// poller, with the idle timeout as write deadline. Once the protocol has nothing
+// left to answer, the output is flushed and the socket closed. The detached state
+// is touched by the event loop only, except the writer's queue, which has a mutex.
+
+// afterEOF is implemented by protocols that can still owe answers when the input
+// ends (h1 while a worker serves requests).
+type afterEOF interface {
+	InputEnded() bool
+}
+
+// detached is the I/O of a connection gnet has closed.
+type detached struct {
+	f    *os.File
+	in   []byte // input buffered when the peer's input ended; consumed from off
+	off  int
+	idle time.Duration
+
+	pending atomic.Int64 // bytes queued and not yet written
+	failed  atomic.Bool  // a write failed: the peer is gone
+
+	mu     sync.Mutex
+	cond   sync.Cond
+	queue  [][]byte // guarded by mu
+	ending bool     // guarded by mu: close the file once the queue is written
+}
+
+// detach takes c over from gnet, which is closing it with err; it reports whether
+// it did (gnet then closes only its own fd). Loop only, from OnClose.
+func (c *conn) detach(err error) bool {
+	if !errors.Is(err, io.EOF) || c.proto == nil || c.closing || c.wantClose {
+		return false
+	}
+	if p, ok := c.proto.(afterEOF); !ok || !p.InputEnded() {
+		return false
+	}
+	if c.gc.OutboundBuffered() > 0 {
+		// gnet flushes its buffer once, best effort, as it closes: later bytes
+		// could not be ordered after it.
+		return false
+	}
+	fd, derr := c.gc.Dup()
+	if derr != nil {
+		return false
+	}
+	f := os.NewFile(uintptr(fd), "celeris-detached") // non-blocking: uses the runtime poller
+	if f == nil {
+		return false
+	}
+	d := &detached{f: f, idle: c.eng.cfg.IdleTimeout}
+	d.cond.L = &d.mu
+	if n := c.gc.InboundBuffered(); n > 0 {
+		if b, perr := c.gc.Peek(n); perr == nil {
+			d.in = append([]byte(nil), b...)
+		}
+	}
+	c.deadline.Store(0)
+	c.pendingOut.Store(false)
+	c.det = d
+	c.isDetached.Store(true)
+	go d.writer(c)
+	return true
+}
+
+// onDetached is onTraffic for a detached connection (loop, on wake-up): the
+// protocol writes what its handlers handed back and parses what input is left.
+func (c *conn) onDetached() {
+	d := c.det
+	c.woken.Store(false)
+	err := c.proto.OnWake()
+	if err == nil && c.drain.Load() {
+		c.drainProto()
+	}
+	for err == nil && !c.wantClose && d.off < len(d.in) && !c.proto.Busy() {
+		var n int
+		n, err = c.proto.OnData(d.in[d.off:])
+		d.off += n
+		if n == 0 {
+			break // an incomplete request: no more input will come
+		}
+	}
+	if len(c.out) > 0 {
+		d.push(c.out)
+		c.out = nil
+	}
+	if fa, ok := c.proto.(flushAware); ok {
+		fa.AfterFlush(int(d.pending.Load()))
+	}
+	if err != nil || c.wantClose || d.failed.Load() || !c.proto.Busy() {
+		c.finishDetached(err)
+	}
+}
+
+// finishDetached ends a detached connection: the writer flushes and closes.
+func (c *conn) finishDetached(err error) {
+	c.closed.Store(true)
+	c.det.end()
+	c.proto.OnClose(err)
+	c.eng.mu.Lock()
+	delete(c.eng.conns, c)
+	c.eng.mu.Unlock()
+}
+
+// push queues b for the writer, which owns it from then on (loop).
+func (d *detached) push(b []byte) {
+	d.pending.Add(int64(len(b)))
+	d.mu.Lock()
+	d.queue = append(d.queue, b)
+	d.mu.Unlock()
+	d.cond.Signal()
+}
+
+// end makes the writer close the file once the queue is written.
+func (d *detached) end() {
+	d.mu.Lock()
+	d.ending = true
+	d.mu.Unlock()
+	d.cond.Signal()
+}
+
+// abort closes the file now (engine stop); a blocked write returns.
+func (d *detached) abort() {
+	d.failed.Store(true)
+	d.end()
+	_ = d.f.Close()
+}
+
+// writer writes the queue in order, then closes the file. After a failed write the
+// rest is dropped; the loop is woken so that it ends the connection (and cancels
+// the requests still served) instead of serving a peer that is gone.
+func (d *detached) writer(c *conn) {
+	for {
+		d.mu.Lock()
+		for len(d.queue) == 0 && !d.ending {
+			d.cond.Wait()
+		}
+		if len(d.queue) == 0 {
+			d.mu.Unlock()
+			break
+		}
+		b := d.queue[0]
+		d.queue[0] = nil
+		d.queue = d.queue[1:]
+		d.mu.Unlock()
+		if !d.failed.Load() {
+			_ = d.f.SetWriteDeadline(time.Now().Add(d.idle))
+			if _, err := d.f.Write(b); err != nil {
+				d.failed.Store(true)
+			}
+		}
+		d.pending.Add(-int64(len(b)))
+		c.Wake() // progress (streaming back-pressure) or failure
+	}
+	_ = d.f.Close()
+}

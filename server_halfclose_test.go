@@ -1,0 +1,210 @@
+package celeris
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// halfCloseRoutes: safe routes that answer at once, after a while, with a large
+// body and with a streamed body, and an inline one.
+func halfCloseRoutes(s *Server) {
+	s.GET("/quick", func(c *Context) error { return c.String(200, "quick") })
+	s.GET("/slow", func(c *Context) error {
+		time.Sleep(150 * time.Millisecond)
+		return c.String(200, "slow")
+	})
+	s.GET("/big", func(c *Context) error {
+		return c.Blob(200, "application/octet-stream", bytes.Repeat([]byte("b"), 8<<20))
+	})
+	s.GET("/stream", func(c *Context) error {
+		w, err := c.Stream(200, "text/plain")
+		if err != nil {
+			return err
+		}
+		chunk := bytes.Repeat([]byte("s"), 1<<20)
+		for range 12 {
+			if _, err := w.Write(chunk); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	s.GET("/inline", func(c *Context) error { return c.String(200, "inline") }).Inline()
+}
+
+// halfClose sends raw, shuts the sending side down, and reads until the server
+// closes (the read deadline fails the test when it does not).
+func halfClose(t *testing.T, addr, raw string) []byte {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(20 * time.Second))
+	if _, err := io.WriteString(c, raw); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.(*net.TCPConn).CloseWrite(); err != nil {
+		t.Fatal(err)
+	}
+	all, err := io.ReadAll(c)
+	if err != nil {
+		t.Fatalf("read until the server closes: %v (got %d bytes)", err, len(all))
+	}
+	return all
+}
+
+// responses parses every response in b (GET requests).
+func responses(t *testing.T, b []byte) []string {
+	t.Helper()
+	br := bufio.NewReader(bytes.NewReader(b))
+	var bodies []string
+	for {
+		if _, err := br.Peek(1); err == io.EOF {
+			return bodies
+		}
+		resp, err := http.ReadResponse(br, &http.Request{Method: "GET"})
+		if err != nil {
+			t.Fatalf("response %d: %v", len(bodies)+1, err)
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatalf("response %d body: %v", len(bodies)+1, err)
+		}
+		if resp.StatusCode != 200 {
+			t.Fatalf("response %d: status %d", len(bodies)+1, resp.StatusCode)
+		}
+		bodies = append(bodies, string(body))
+	}
+}
+
+// A client that half-closes after its requests still gets every answer, in order,
+// and then the server closes (RFC 9112 §9.6: the client may still read).
+func TestH1HalfCloseAnswered(t *testing.T) {
+	s, addr := startServer(t, Config{}, halfCloseRoutes)
+	get := func(p string) string { return "GET " + p + " HTTP/1.1\r\nHost: x\r\n\r\n" }
+	tests := []struct {
+		name string
+		raw  string
+		want []string
+		size int // total length of the bodies, when some are large
+	}{
+		{"safe", get("/quick"), []string{"quick"}, 0},
+		{"slow", get("/slow"), []string{"slow"}, 0},
+		{"inline", get("/inline"), []string{"inline"}, 0},
+		{"pipelined", get("/slow") + get("/quick") + get("/inline") + get("/quick"), []string{"slow", "quick", "inline", "quick"}, 0},
+		{"close ends", get("/slow") + "GET /quick HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n" + get("/quick"), []string{"slow", "quick"}, 0},
+		{"incomplete tail", get("/slow") + "GET /quick HTTP/1.1\r\nHo", []string{"slow"}, 0},
+		{"large body", get("/big") + get("/quick"), nil, 8<<20 + len("quick")},
+		{"streamed body", get("/stream") + get("/quick"), nil, 12<<20 + len("quick")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := halfClose(t, addr, tt.raw)
+			if tt.want != nil {
+				got := responses(t, out)
+				if strings.Join(got, ",") != strings.Join(tt.want, ",") {
+					t.Fatalf("bodies %q, want %q", got, tt.want)
+				}
+				return
+			}
+			br := bufio.NewReader(bytes.NewReader(out))
+			total := 0
+			for n := 0; n < 2; n++ {
+				resp, err := http.ReadResponse(br, &http.Request{Method: "GET"})
+				if err != nil {
+					t.Fatalf("response %d: %v", n+1, err)
+				}
+				b, err := io.ReadAll(resp.Body)
+				if err != nil {
+					t.Fatalf("response %d body: %v after %d bytes", n+1, err, len(b))
+				}
+				total += len(b)
+			}
+			if total != tt.size {
+				t.Fatalf("bodies total %d bytes, want %d", total, tt.size)
+			}
+		})
+	}
+	waitOpenConnections(t, s, 0)
+}
+
+// A client that closes completely while its request is served: the handler's
+// context is cancelled at once (as with net/http), and the connection's state is
+// released once the answer fails to go out.
+func TestH1CloseWhileServedReleases(t *testing.T) {
+	started := make(chan struct{}, 1)
+	cancelled := make(chan struct{}, 1)
+	s, addr := startServer(t, Config{}, func(s *Server) {
+		s.GET("/wait", func(c *Context) error {
+			started <- struct{}{}
+			select {
+			case <-c.Context().Done():
+				cancelled <- struct{}{}
+			case <-time.After(5 * time.Second):
+			}
+			return c.String(200, strings.Repeat("x", 1<<20))
+		})
+	})
+	rc := dialRaw(t, addr)
+	rc.send("GET /wait HTTP/1.1\r\nHost: x\r\n\r\n")
+	<-started
+	rc.c.Close()
+	select {
+	case <-cancelled:
+	case <-time.After(3 * time.Second):
+		t.Fatal("the handler's context was not cancelled")
+	}
+	waitOpenConnections(t, s, 0)
+}
+
+// Shutdown waits for the answer owed to a client that half-closed.
+func TestH1HalfCloseShutdownDelivers(t *testing.T) {
+	s, addr := startServer(t, Config{}, halfCloseRoutes)
+	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	io.WriteString(c, "GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
+	c.(*net.TCPConn).CloseWrite()
+	waitFor(t, "the request to be detached", func() bool { return s.Stats().ActiveRequests == 1 })
+	time.Sleep(20 * time.Millisecond) // let the loop see the half-close
+	done := make(chan error, 1)
+	go func() { done <- s.Shutdown(t.Context()) }()
+	all, err := io.ReadAll(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := responses(t, all); len(got) != 1 || got[0] != "slow" {
+		t.Fatalf("bodies %q, want [slow]", got)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("shutdown: %v", err)
+	}
+}
+
+func waitOpenConnections(t *testing.T, s *Server, n int) {
+	t.Helper()
+	waitFor(t, "open connections to drop", func() bool { return s.Stats().OpenConnections == n })
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
