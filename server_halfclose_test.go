@@ -3,6 +3,7 @@ package celeris
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -133,6 +134,52 @@ func TestH1HalfCloseAnswered(t *testing.T) {
 				t.Fatalf("bodies total %d bytes, want %d", total, tt.size)
 			}
 		})
+	}
+	waitOpenConnections(t, s, 0)
+}
+
+// Many clients half-close at once while workers serve them, some pipelining:
+// every one gets its answers and no connection is left behind.
+func TestH1HalfCloseConcurrent(t *testing.T) {
+	s, addr := startServer(t, Config{}, halfCloseRoutes)
+	const clients = 100
+	errs := make(chan error, clients)
+	for i := range clients {
+		go func() {
+			raw := "GET /slow HTTP/1.1\r\nHost: x\r\n\r\n"
+			want := 1
+			if i%2 == 0 {
+				raw += "GET /quick HTTP/1.1\r\nHost: x\r\n\r\nGET /inline HTTP/1.1\r\nHost: x\r\n\r\n"
+				want = 3
+			}
+			c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer c.Close()
+			_ = c.SetDeadline(time.Now().Add(20 * time.Second))
+			if _, err := io.WriteString(c, raw); err != nil {
+				errs <- err
+				return
+			}
+			_ = c.(*net.TCPConn).CloseWrite()
+			all, err := io.ReadAll(c)
+			if err != nil {
+				errs <- err
+				return
+			}
+			if n := bytes.Count(all, []byte("HTTP/1.1 200 OK\r\n")); n != want {
+				errs <- fmt.Errorf("client %d: %d answers, want %d", i, n, want)
+				return
+			}
+			errs <- nil
+		}()
+	}
+	for range clients {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
 	}
 	waitOpenConnections(t, s, 0)
 }
