@@ -3,11 +3,15 @@ package celeris
 import (
 	"bufio"
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -37,6 +41,11 @@ func halfCloseRoutes(s *Server) {
 		return nil
 	})
 	s.GET("/inline", func(c *Context) error { return c.String(200, "inline") }).Inline()
+	s.GET("/slowbig", func(c *Context) error {
+		time.Sleep(50 * time.Millisecond)
+		n, _ := strconv.Atoi(c.Query("mib"))
+		return c.Blob(200, "application/octet-stream", bytes.Repeat([]byte("b"), n<<20))
+	})
 }
 
 // halfClose sends raw, shuts the sending side down, and reads until the server
@@ -224,8 +233,9 @@ func TestH1HalfCloseShutdownDelivers(t *testing.T) {
 	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
 	io.WriteString(c, "GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
 	c.(*net.TCPConn).CloseWrite()
-	waitFor(t, "the request to be detached", func() bool { return s.Stats().ActiveRequests == 1 })
-	time.Sleep(20 * time.Millisecond) // let the loop see the half-close
+	// Shutdown may see the connection before or after the loop saw the half-close:
+	// the answer is owed either way.
+	waitFor(t, "the request to run", func() bool { return s.Stats().ActiveRequests == 1 })
 	done := make(chan error, 1)
 	go func() { done <- s.Shutdown(t.Context()) }()
 	all, err := io.ReadAll(c)
@@ -254,4 +264,156 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// Requests left in the input wait while much output is queued for a client that
+// half-closed and reads late; they are answered once it drained.
+func TestH1HalfCloseHeldBackRequests(t *testing.T) {
+	_, addr := startServer(t, Config{}, halfCloseRoutes)
+	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(20 * time.Second))
+	io.WriteString(c, "GET /slowbig?mib=8 HTTP/1.1\r\nHost: x\r\n\r\nGET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
+	time.Sleep(30 * time.Millisecond) // the first two form a batch; the third waits in the input
+	io.WriteString(c, "GET /quick HTTP/1.1\r\nHost: x\r\n\r\n")
+	c.(*net.TCPConn).CloseWrite()
+	time.Sleep(time.Second) // 8 MiB queue up: the third request is held back
+	all, err := io.ReadAll(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := bytes.Count(all, []byte("HTTP/1.1 200 OK\r\n")); n != 3 {
+		t.Fatalf("%d answers, want 3", n)
+	}
+	if !bytes.HasSuffix(all, []byte("quick")) {
+		t.Fatal("the last answer is not /quick's")
+	}
+}
+
+// Shutdown returns only once the answer owed to a half-closed client is written,
+// even when that client reads late.
+func TestH1HalfCloseShutdownWaitsForWriter(t *testing.T) {
+	s, addr := startServer(t, Config{}, halfCloseRoutes)
+	c := dialSmallWindow(t, addr)
+	io.WriteString(c, "GET /slowbig?mib=8 HTTP/1.1\r\nHost: x\r\n\r\n")
+	c.CloseWrite()
+	waitFor(t, "the request to run", func() bool { return s.Stats().ActiveRequests == 1 })
+	done := make(chan error, 1)
+	go func() { done <- s.Shutdown(t.Context()) }()
+	// The answer is handed over whole and the client does not read yet: the engine
+	// must still count the connection (gnet alone takes up to 500 ms to stop).
+	time.Sleep(1500 * time.Millisecond)
+	select {
+	case err := <-done:
+		t.Fatalf("shutdown returned (%v) before the client read the answer", err)
+	default:
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(c), &http.Request{Method: "GET"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := io.Copy(io.Discard, resp.Body)
+	if err != nil || n != 8<<20 {
+		t.Fatalf("body: %d bytes, %v", n, err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("shutdown: %v", err)
+	}
+}
+
+// A half-closed client that reads slowly but steadily gets a large answer whole:
+// the write deadline bounds each slice, not the whole answer.
+func TestH1HalfCloseSlowReader(t *testing.T) {
+	const idle = 300 * time.Millisecond
+	_, addr := startServer(t, Config{IdleTimeout: idle}, halfCloseRoutes)
+	c := dialSmallWindow(t, addr)
+	io.WriteString(c, "GET /slowbig?mib=8 HTTP/1.1\r\nHost: x\r\n\r\n")
+	c.CloseWrite()
+	start := time.Now()
+	buf := make([]byte, 64<<10)
+	total := 0
+	for {
+		n, err := c.Read(buf)
+		total += n
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("after %d bytes: %v", total, err)
+		}
+		time.Sleep(5 * time.Millisecond) // about 10 MB/s at most
+	}
+	if total < 8<<20 {
+		t.Fatalf("got %d bytes in %v, want the whole 8 MiB answer", total, time.Since(start))
+	}
+	if elapsed := time.Since(start); elapsed < 2*idle {
+		t.Logf("read in %v: not much longer than the idle timeout, so this run hardly tested the deadline", elapsed)
+	}
+}
+
+// An h2c upgrade asked for after the input ended is answered over HTTP/1.1: there
+// would be no HTTP/2 connection to switch to.
+func TestH1HalfCloseNoUpgrade(t *testing.T) {
+	_, addr := startServer(t, Config{}, halfCloseRoutes)
+	c := dialSmallWindow(t, addr)
+	io.WriteString(c, "GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
+	time.Sleep(30 * time.Millisecond) // /slow is being served; the next request waits in the input
+	io.WriteString(c, "GET /quick HTTP/1.1\r\nHost: x\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQAoAAAAAIAAAAA\r\n\r\n")
+	c.CloseWrite()
+	out, err := io.ReadAll(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := responses(t, out); strings.Join(got, ",") != "slow,quick" {
+		t.Fatalf("bodies %q, want [slow quick]", got)
+	}
+}
+
+// A shutdown whose context ends while a half-closed client does not read closes
+// that connection too: its writer does not outlive the server.
+func TestH1HalfCloseShutdownTimeout(t *testing.T) {
+	s, addr := startServer(t, Config{}, halfCloseRoutes)
+	c := dialSmallWindow(t, addr)
+	io.WriteString(c, "GET /slowbig?mib=8 HTTP/1.1\r\nHost: x\r\n\r\n")
+	c.CloseWrite()
+	waitFor(t, "the request to run", func() bool { return s.Stats().ActiveRequests == 1 })
+	waitFor(t, "the request to finish", func() bool { return s.Stats().ActiveRequests == 0 })
+	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+	defer cancel()
+	if err := s.Shutdown(ctx); err == nil {
+		t.Fatal("shutdown returned nil while an answer was still owed")
+	}
+	if n := s.Stats().OpenConnections; n != 0 {
+		t.Fatalf("%d connections open after shutdown", n)
+	}
+	_, err := io.Copy(io.Discard, c) // ends: the server closed the socket
+	if err != nil && !errors.Is(err, syscall.ECONNRESET) {
+		t.Fatalf("read: %v", err)
+	}
+}
+
+// dialSmallWindow dials with a 64 KiB receive buffer set before connecting, so that
+// the kernel cannot take a large answer off the server's hands at once.
+func dialSmallWindow(t *testing.T, addr string) *net.TCPConn {
+	t.Helper()
+	d := net.Dialer{Timeout: 5 * time.Second, Control: func(_, _ string, rc syscall.RawConn) error {
+		var serr error
+		err := rc.Control(func(fd uintptr) {
+			serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 64<<10)
+		})
+		if err != nil {
+			return err
+		}
+		return serr
+	}}
+	c, err := d.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	_ = c.SetDeadline(time.Now().Add(30 * time.Second))
+	return c.(*net.TCPConn)
 }

@@ -96,12 +96,17 @@ func (c *conn) onDetached() {
 	if err == nil && c.drain.Load() {
 		c.drainProto()
 	}
+	stalled := false
 	for err == nil && !c.wantClose && d.off < len(d.in) && !c.proto.Busy() {
 		var n int
 		n, err = c.proto.OnData(d.in[d.off:])
 		d.off += n
 		if n == 0 {
-			break // an incomplete request: no more input will come
+			// Either an incomplete request (no more input will come) or the
+			// protocol holds requests back while much output is queued: then the
+			// writer's wake-ups bring the loop back here as the output drains.
+			stalled = d.pending.Load() > 0
+			break
 		}
 	}
 	if len(c.out) > 0 {
@@ -111,19 +116,18 @@ func (c *conn) onDetached() {
 	if fa, ok := c.proto.(flushAware); ok {
 		fa.AfterFlush(int(d.pending.Load()))
 	}
-	if err != nil || c.wantClose || d.failed.Load() || !c.proto.Busy() {
+	if err != nil || c.wantClose || d.failed.Load() || (!c.proto.Busy() && !stalled) {
 		c.finishDetached(err)
 	}
 }
 
-// finishDetached ends a detached connection: the writer flushes and closes.
+// finishDetached ends the protocol of a detached connection; the writer flushes,
+// closes, and only then removes the connection from the engine's set, so that a
+// graceful shutdown waits for the answer to be written.
 func (c *conn) finishDetached(err error) {
 	c.closed.Store(true)
 	c.det.end()
 	c.proto.OnClose(err)
-	c.eng.mu.Lock()
-	delete(c.eng.conns, c)
-	c.eng.mu.Unlock()
 }
 
 // push queues b for the writer, which owns it from then on (loop).
@@ -167,14 +171,27 @@ func (d *detached) writer(c *conn) {
 		d.queue[0] = nil
 		d.queue = d.queue[1:]
 		d.mu.Unlock()
-		if !d.failed.Load() {
-			_ = d.f.SetWriteDeadline(time.Now().Add(d.idle))
-			if _, err := d.f.Write(b); err != nil {
-				d.failed.Store(true)
+		for len(b) > 0 {
+			// Slices: the deadline bounds each one, so a slow but steady reader
+			// keeps the connection (as updateWriteDeadline does for gnet's output),
+			// and pending drops as bytes leave (streaming back-pressure).
+			n := min(len(b), writeSlice)
+			if !d.failed.Load() {
+				_ = d.f.SetWriteDeadline(time.Now().Add(d.idle))
+				if _, err := d.f.Write(b[:n]); err != nil {
+					d.failed.Store(true)
+				}
 			}
+			b = b[n:]
+			d.pending.Add(-int64(n))
+			c.Wake() // progress or failure
 		}
-		d.pending.Add(-int64(len(b)))
-		c.Wake() // progress (streaming back-pressure) or failure
 	}
 	_ = d.f.Close()
+	c.eng.mu.Lock()
+	delete(c.eng.conns, c)
+	c.eng.mu.Unlock()
 }
+
+// writeSlice is the most a detached connection's writer writes under one deadline.
+const writeSlice = 256 << 10

@@ -260,23 +260,33 @@ func (e *Engine) Stop(ctx context.Context) error {
 	select {
 	case <-e.stopped:
 	case <-ctx.Done():
+		e.abortDetached(false)
 		return ctx.Err()
 	}
-	// The loops are gone: end the connections gnet no longer had.
-	e.mu.Lock()
-	for c := range e.conns {
-		if c.isDetached.Load() {
-			c.det.abort()
-			c.closed.Store(true)
-			c.proto.OnClose(ErrStopped)
-			delete(e.conns, c)
-		}
-	}
-	e.mu.Unlock()
+	e.abortDetached(true)
 	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, errorx.ErrEngineInShutdown) {
 		return fmt.Errorf("engine: stop: %w", err)
 	}
 	return nil
+}
+
+// abortDetached closes the connections gnet no longer had (detach.go): their
+// writers return at once. When the loops are gone (stopped), the protocols that
+// were still serving are closed here, since no loop will do it.
+func (e *Engine) abortDetached(stopped bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for c := range e.conns {
+		if !c.isDetached.Load() {
+			continue
+		}
+		c.det.abort()
+		if stopped && !c.closed.Load() {
+			c.closed.Store(true)
+			c.proto.OnClose(ErrStopped)
+		}
+		delete(e.conns, c)
+	}
 }
 
 // Drain makes the engine refuse new connections, asks every connection's protocol

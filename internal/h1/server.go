@@ -220,7 +220,10 @@ func (cn *Conn) OnData(in []byte) (int, error) {
 		if mayStream && len(cn.batch) > 0 {
 			break // streamed bodies and interim responses must not overtake earlier answers
 		}
-		if r.UpgradeH2C && cn.cfg.EnableH2C && !hasBody && len(cn.batch) == 0 {
+		// After the client's input ended there is no HTTP/2 to switch to: the
+		// request is answered over HTTP/1.1 (RFC 9110 §7.8 lets a server ignore
+		// Upgrade). cn.eof is written by the loop only, so the loop reads it bare.
+		if r.UpgradeH2C && cn.cfg.EnableH2C && !hasBody && len(cn.batch) == 0 && !cn.eof {
 			return consumed + n, cn.upgrade(in[consumed:consumed+n], r)
 		}
 		ex := cn.newExchange(in[consumed:consumed+n], r)
