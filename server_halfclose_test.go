@@ -41,6 +41,23 @@ func halfCloseRoutes(s *Server) {
 		return nil
 	})
 	s.GET("/inline", func(c *Context) error { return c.String(200, "inline") }).Inline()
+	s.POST("/slowcount", func(c *Context) error {
+		// Reads slowly, so that the body backs up into the engine's buffers.
+		buf := make([]byte, 64<<10)
+		n := 0
+		for {
+			m, err := c.BodyReader().Read(buf)
+			n += m
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return err
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+		return c.String(200, strconv.Itoa(n))
+	})
 	s.GET("/slowbig", func(c *Context) error {
 		time.Sleep(50 * time.Millisecond)
 		n, _ := strconv.Atoi(c.Query("mib"))
@@ -393,6 +410,28 @@ func TestH1HalfCloseShutdownTimeout(t *testing.T) {
 	if err != nil && !errors.Is(err, syscall.ECONNRESET) {
 		t.Fatalf("read: %v", err)
 	}
+}
+
+// A streamed upload that a slow handler is still reading when the client
+// half-closes is read to its end and answered; one cut short fails the handler's
+// read and the connection closes.
+func TestH1HalfCloseStreamedUpload(t *testing.T) {
+	_, addr := startServer(t, Config{}, halfCloseRoutes)
+	const size = 4 << 20
+	head := "POST /slowcount HTTP/1.1\r\nHost: x\r\nContent-Length: " + strconv.Itoa(size) + "\r\n\r\n"
+	body := strings.Repeat("u", size)
+	t.Run("complete", func(t *testing.T) {
+		got := responses(t, halfClose(t, addr, head+body))
+		if len(got) != 1 || got[0] != strconv.Itoa(size) {
+			t.Fatalf("bodies %q, want [%d]", got, size)
+		}
+	})
+	t.Run("cut short", func(t *testing.T) {
+		out := halfClose(t, addr, head+body[:size/2])
+		if len(out) > 0 && !bytes.HasPrefix(out, []byte("HTTP/1.1 ")) {
+			t.Fatalf("unexpected bytes %q", out[:min(len(out), 64)])
+		}
+	})
 }
 
 // dialSmallWindow dials with a 64 KiB receive buffer set before connecting, so that

@@ -34,6 +34,12 @@ type afterEOF interface {
 	InputEnded() bool
 }
 
+// bodyAborter is implemented by protocols that stream request bodies to handlers
+// and can end one that will not be completed.
+type bodyAborter interface {
+	AbortBody()
+}
+
 // detached is the I/O of a connection gnet has closed.
 type detached struct {
 	f    *os.File
@@ -97,7 +103,7 @@ func (c *conn) onDetached() {
 		c.drainProto()
 	}
 	stalled := false
-	for err == nil && !c.wantClose && d.off < len(d.in) && !c.proto.Busy() {
+	for err == nil && !c.wantClose && d.off < len(d.in) {
 		var n int
 		n, err = c.proto.OnData(d.in[d.off:])
 		d.off += n
@@ -107,6 +113,12 @@ func (c *conn) onDetached() {
 			// writer's wake-ups bring the loop back here as the output drains.
 			stalled = d.pending.Load() > 0
 			break
+		}
+	}
+	if ab, ok := c.proto.(bodyAwaiter); ok && err == nil && d.off >= len(d.in) && ab.AwaitingBody() {
+		// A handler reads a streamed body whose rest will never come.
+		if a, ok := c.proto.(bodyAborter); ok {
+			a.AbortBody()
 		}
 	}
 	if len(c.out) > 0 {

@@ -92,25 +92,39 @@ func NewConn(c httpmsg.Conn, cfg *ServerConfig) *Conn {
 func (cn *Conn) Busy() bool { return cn.busy }
 
 // InputEnded is told that the client's input ended (it half-closed, or closed) and
-// reports whether answers are still owed: a worker serves requests whose bodies are
-// complete. The engine then keeps the connection open to write them (see
-// engine/detach.go). As with net/http, the requests' contexts are cancelled, since
-// a client that closed looks the same as one that half-closed; answers are written
-// all the same. A handler still reading a streamed body would wait for bytes that
-// cannot come: then nothing is owed and the connection closes.
+// reports whether answers are still owed: a worker serves requests of this
+// connection. The engine then keeps the connection open to write them (see
+// engine/detach.go). As with net/http, the requests' contexts are cancelled, since a
+// client that closed looks the same as one that half-closed; answers are written all
+// the same. While a handler still reads a streamed body, its context is left alone
+// (net/http does not watch the connection before the body is read either): the
+// rest of the body may be buffered, and AbortBody ends it if not.
 func (cn *Conn) InputEnded() bool {
-	if !cn.busy || cn.streamEx != nil {
+	if !cn.busy {
 		return false
 	}
 	cn.mu.Lock()
-	cn.eof = true
-	for _, ex := range cn.batch {
-		if ex.cancel != nil {
-			ex.cancel()
+	cn.eof = cn.streamEx == nil
+	if cn.eof {
+		for _, ex := range cn.batch {
+			if ex.cancel != nil {
+				ex.cancel()
+			}
 		}
 	}
 	cn.mu.Unlock()
 	return true
+}
+
+// AbortBody ends a streamed request body whose rest can no longer arrive (the
+// input ended first): the handler's read fails with ErrBodyAborted, and the
+// connection closes after its answer.
+func (cn *Conn) AbortBody() {
+	if cn.streamEx != nil {
+		cn.streamEx.pipe.abort(ErrBodyAborted)
+		cn.streamEx = nil
+		cn.closing = true
+	}
 }
 
 // AwaitingBody reports whether a handler reads a streamed body that has not
