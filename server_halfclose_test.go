@@ -69,16 +69,11 @@ func halfCloseRoutes(s *Server) {
 // closes (the read deadline fails the test when it does not).
 func halfClose(t *testing.T, addr, raw string) []byte {
 	t.Helper()
-	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(20 * time.Second))
+	c := dialTCP(t, addr, 0)
 	if _, err := io.WriteString(c, raw); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.(*net.TCPConn).CloseWrite(); err != nil {
+	if err := c.CloseWrite(); err != nil {
 		t.Fatal(err)
 	}
 	all, err := io.ReadAll(c)
@@ -242,14 +237,9 @@ func TestH1CloseWhileServedReleases(t *testing.T) {
 // Shutdown waits for the answer owed to a client that half-closed.
 func TestH1HalfCloseShutdownDelivers(t *testing.T) {
 	s, addr := startServer(t, Config{}, halfCloseRoutes)
-	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	c := dialTCP(t, addr, 0)
 	io.WriteString(c, "GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
-	c.(*net.TCPConn).CloseWrite()
+	c.CloseWrite()
 	// Shutdown may see the connection before or after the loop saw the half-close:
 	// the answer is owed either way.
 	waitFor(t, "the request to run", func() bool { return s.Stats().ActiveRequests == 1 })
@@ -287,16 +277,11 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // half-closed and reads late; they are answered once it drained.
 func TestH1HalfCloseHeldBackRequests(t *testing.T) {
 	_, addr := startServer(t, Config{}, halfCloseRoutes)
-	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(20 * time.Second))
+	c := dialTCP(t, addr, 0)
 	io.WriteString(c, "GET /slowbig?mib=8 HTTP/1.1\r\nHost: x\r\n\r\nGET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
 	time.Sleep(30 * time.Millisecond) // the first two form a batch; the third waits in the input
 	io.WriteString(c, "GET /quick HTTP/1.1\r\nHost: x\r\n\r\n")
-	c.(*net.TCPConn).CloseWrite()
+	c.CloseWrite()
 	time.Sleep(time.Second) // 8 MiB queue up: the third request is held back
 	all, err := io.ReadAll(c)
 	if err != nil {
@@ -436,18 +421,25 @@ func TestH1HalfCloseStreamedUpload(t *testing.T) {
 
 // dialSmallWindow dials with a 64 KiB receive buffer set before connecting, so that
 // the kernel cannot take a large answer off the server's hands at once.
-func dialSmallWindow(t *testing.T, addr string) *net.TCPConn {
+func dialSmallWindow(t *testing.T, addr string) *net.TCPConn { return dialTCP(t, addr, 64<<10) }
+
+// dialTCP dials addr with a 30 s deadline, setting the receive buffer to rcvbuf
+// bytes before connecting unless it is 0. The connection closes when the test ends.
+func dialTCP(t *testing.T, addr string, rcvbuf int) *net.TCPConn {
 	t.Helper()
-	d := net.Dialer{Timeout: 5 * time.Second, Control: func(_, _ string, rc syscall.RawConn) error {
-		var serr error
-		err := rc.Control(func(fd uintptr) {
-			serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 64<<10)
-		})
-		if err != nil {
-			return err
+	d := net.Dialer{Timeout: 5 * time.Second}
+	if rcvbuf > 0 {
+		d.Control = func(_, _ string, rc syscall.RawConn) error {
+			var serr error
+			err := rc.Control(func(fd uintptr) {
+				serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, rcvbuf)
+			})
+			if err != nil {
+				return err
+			}
+			return serr
 		}
-		return serr
-	}}
+	}
 	c, err := d.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)

@@ -8,15 +8,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 BIN=$(OUT=${OUT:-/tmp/celeris-bench-bin} "$here/build.sh")
 D=${D:-5}; PIPE=${PIPE:-0}; PORT=${PORT:-18090}
 PATHS=${PATHS:-"/bench /json /users/1/posts/2"}
-lua=$(mktemp --suffix=.lua)
-cat > "$lua" <<'LUA'
-init = function(args)
-  local r = {}
-  for i = 1, 16 do r[i] = wrk.format(nil, wrk.path) end
-  req = table.concat(r)
-end
-request = function() return req end
-LUA
+lua=$here/pipeline16.lua
 run() {
   local name=$1; shift
   GOMAXPROCS=1 taskset -c 0 "$@" >/dev/null 2>&1 &
@@ -48,4 +40,3 @@ if [ "${BARE:-0}" = 1 ]; then
   run celeris-bare "$BIN/demo" -addr 127.0.0.1:$PORT -bare
   run celeris-bare-inline "$BIN/demo" -addr 127.0.0.1:$PORT -bare -inline
 fi
-rm -f "$lua"

@@ -17,17 +17,9 @@ specs=("fasthttp=$BIN/peer -framework fasthttp" "celeris=$BIN/demo" "celeris-inl
 if [ "${BARE:-0}" = 1 ]; then
   specs+=("celeris-bare=$BIN/demo -bare" "celeris-bare-inline=$BIN/demo -bare -inline")
 fi
-lua=$(mktemp --suffix=.lua)
-cat > "$lua" <<'LUA'
-init = function(args)
-  local r = {}
-  for i = 1, 16 do r[i] = wrk.format(nil, wrk.path) end
-  req = table.concat(r)
-end
-request = function() return req end
-LUA
+lua=$here/pipeline16.lua
 names=(); pids=(); ports=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -f "$lua"; }
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; }
 trap cleanup EXIT
 for spec in "${specs[@]}"; do
   # shellcheck disable=SC2086 # the command is split into words on purpose
