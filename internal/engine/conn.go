@@ -326,10 +326,11 @@ type loopState struct {
 const yieldEvery = 128
 
 // yieldSometimes yields the loop's goroutine every yieldEvery callbacks. A loop
-// that never blocks keeps one scheduling tick for more than 10 ms, and sysmon
-// then preempts it, or takes its P away in the middle of a read or write, after
-// which sysmon polls every 20 µs for a millisecond: thread switches that cost more
-// than a voluntary yield now and then (see docs/BENCHMARKS.md).
+// that never blocks keeps one scheduling tick for more than 10 ms, and sysmon then
+// preempts it, or takes its P away in the middle of a read or write, after which
+// sysmon polls every 20 µs for a millisecond. Yielding now and then avoids those
+// thread switches (measured in docs/BENCHMARKS.md) and lets goroutines waiting for
+// the P (workers, when GOMAXPROCS is 1) run.
 func (ls *loopState) yieldSometimes() {
 	ls.calls++
 	if ls.calls%yieldEvery == 0 {

@@ -17,16 +17,16 @@ import (
 // once. An answer that a handler goroutine is still preparing would be lost.
 //
 // When that happens while the protocol says it still owes answers (afterEOF), the
-// engine detaches the connection from gnet instead of closing it. (A client that
-// closed completely looks the same until a write fails; the protocol cancels the
-// requests' contexts, as net/http does, but their answers are still written.) It
-// duplicates the
+// engine detaches the connection from gnet instead of closing it: it duplicates the
 // fd before gnet closes its own, keeps the input gnet had buffered, and goes on
 // driving the protocol from the same event loop's wake-up queue. Output no longer
 // goes through gnet: a goroutine writes it to the duplicate through the runtime's
-// poller, with the idle timeout as write deadline. Once the protocol has nothing
-// left to answer, the output is flushed and the socket closed. The detached state
-// is touched by the event loop only, except the writer's queue, which has a mutex.
+// poller, in slices each bounded by the idle timeout. Once the protocol has nothing
+// left to answer, the output is flushed and the socket closed; until then the
+// connection counts as open (graceful shutdown waits for it). A client that closed
+// completely looks the same until a write fails, which ends the connection; the
+// protocol cancels the requests' contexts as net/http does. The detached state is
+// touched by the event loop only, except the writer's queue, which has a mutex.
 
 // afterEOF is implemented by protocols that can still owe answers when the input
 // ends (h1 while a worker serves requests).

@@ -60,9 +60,10 @@ type Conn struct {
 	upReq      *httpmsg.Request
 	upSettings []byte
 
-	streamEx *exchange // exchange whose body is being streamed to its handler
-	served   bool      // a request head was parsed on this connection
-	partial  int       // length of the incomplete head seen by the last ParseHead
+	streamEx   *exchange // exchange whose body is being streamed to its handler
+	served     bool      // a request head was parsed on this connection
+	inputEnded bool      // the client's input ended (InputEnded): no h2c upgrade
+	partial    int       // length of the incomplete head seen by the last ParseHead
 
 	// Handed over by the worker; guarded by mu.
 	mu      sync.Mutex
@@ -103,6 +104,7 @@ func (cn *Conn) InputEnded() bool {
 	if !cn.busy {
 		return false
 	}
+	cn.inputEnded = true
 	cn.mu.Lock()
 	cn.eof = cn.streamEx == nil
 	if cn.eof {
@@ -236,8 +238,8 @@ func (cn *Conn) OnData(in []byte) (int, error) {
 		}
 		// After the client's input ended there is no HTTP/2 to switch to: the
 		// request is answered over HTTP/1.1 (RFC 9110 §7.8 lets a server ignore
-		// Upgrade). cn.eof is written by the loop only, so the loop reads it bare.
-		if r.UpgradeH2C && cn.cfg.EnableH2C && !hasBody && len(cn.batch) == 0 && !cn.eof {
+		// Upgrade).
+		if r.UpgradeH2C && cn.cfg.EnableH2C && !hasBody && len(cn.batch) == 0 && !cn.inputEnded {
 			return consumed + n, cn.upgrade(in[consumed:consumed+n], r)
 		}
 		ex := cn.newExchange(in[consumed:consumed+n], r)
