@@ -298,11 +298,7 @@ func TestH1HalfCloseHeldBackRequests(t *testing.T) {
 // Shutdown returns only once the answer owed to a half-closed client is written,
 // even when that client reads late.
 func TestH1HalfCloseShutdownWaitsForWriter(t *testing.T) {
-	s, addr := startServer(t, Config{}, halfCloseRoutes)
-	c := dialSmallWindow(t, addr)
-	io.WriteString(c, "GET /slowbig?mib=8 HTTP/1.1\r\nHost: x\r\n\r\n")
-	c.CloseWrite()
-	waitFor(t, "the request to run", func() bool { return s.Stats().ActiveRequests == 1 })
+	s, c := halfClosedBigAnswer(t)
 	done := make(chan error, 1)
 	go func() { done <- s.Shutdown(t.Context()) }()
 	// The answer is handed over whole and the client does not read yet: the engine
@@ -377,11 +373,7 @@ func TestH1HalfCloseNoUpgrade(t *testing.T) {
 // A shutdown whose context ends while a half-closed client does not read closes
 // that connection too: its writer does not outlive the server.
 func TestH1HalfCloseShutdownTimeout(t *testing.T) {
-	s, addr := startServer(t, Config{}, halfCloseRoutes)
-	c := dialSmallWindow(t, addr)
-	io.WriteString(c, "GET /slowbig?mib=8 HTTP/1.1\r\nHost: x\r\n\r\n")
-	c.CloseWrite()
-	waitFor(t, "the request to run", func() bool { return s.Stats().ActiveRequests == 1 })
+	s, c := halfClosedBigAnswer(t)
 	waitFor(t, "the request to finish", func() bool { return s.Stats().ActiveRequests == 0 })
 	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
 	defer cancel()
@@ -417,6 +409,18 @@ func TestH1HalfCloseStreamedUpload(t *testing.T) {
 			t.Fatalf("unexpected bytes %q", out[:min(len(out), 64)])
 		}
 	})
+}
+
+// halfClosedBigAnswer asks a new server for an 8 MiB answer from a client with a
+// small receive window, half-closes, and returns once the handler runs.
+func halfClosedBigAnswer(t *testing.T) (*Server, *net.TCPConn) {
+	t.Helper()
+	s, addr := startServer(t, Config{}, halfCloseRoutes)
+	c := dialSmallWindow(t, addr)
+	io.WriteString(c, "GET /slowbig?mib=8 HTTP/1.1\r\nHost: x\r\n\r\n")
+	c.CloseWrite()
+	waitFor(t, "the request to run", func() bool { return s.Stats().ActiveRequests == 1 })
+	return s, c
 }
 
 // dialSmallWindow dials with a 64 KiB receive buffer set before connecting, so that
