@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+
+	"github.com/celeris-dev/celeris/internal/h1"
 )
 
 // HTTPError is an error with an HTTP status. Handlers return it; the server's error
@@ -42,6 +44,10 @@ var (
 	ErrResponseWritten = errors.New("celeris: response already written")
 	// ErrInvalidRedirectCode: Redirect was called with a status outside 300-308.
 	ErrInvalidRedirectCode = errors.New("celeris: invalid redirect status code")
+	// ErrBodyAborted: reading an HTTP/1.x request body (BodyReader, Body) failed
+	// because the connection closed, or the client's input ended, before the body
+	// was complete.
+	ErrBodyAborted = h1.ErrBodyAborted
 )
 
 // ErrorHandler turns an error returned by a handler into a response.

@@ -411,6 +411,108 @@ func TestH1HalfCloseStreamedUpload(t *testing.T) {
 	})
 }
 
+// bodyResult is what an upload handler saw: the bytes it read and the error that
+// ended its reading (nil at the body's end), and whether its context was cancelled
+// once the body was read.
+type bodyResult struct {
+	n         int64
+	err       error
+	cancelled bool
+}
+
+// uploadRoutes: /read reads the body at once, /slowread a little at a time (the
+// body backs up into the engine), /ctx reads it and then waits for its context.
+func uploadRoutes(res chan<- bodyResult) func(s *Server) {
+	return func(s *Server) {
+		s.POST("/read", func(c *Context) error {
+			n, err := io.Copy(io.Discard, c.BodyReader())
+			res <- bodyResult{n: n, err: err}
+			return c.String(200, strconv.FormatInt(n, 10))
+		})
+		s.POST("/slowread", func(c *Context) error {
+			buf := make([]byte, 64<<10)
+			var r bodyResult
+			for {
+				m, err := c.BodyReader().Read(buf)
+				r.n += int64(m)
+				if err != nil {
+					if err != io.EOF {
+						r.err = err
+					}
+					break
+				}
+				time.Sleep(2 * time.Millisecond)
+			}
+			res <- r
+			return c.String(200, strconv.FormatInt(r.n, 10))
+		})
+		s.POST("/ctx", func(c *Context) error {
+			n, err := io.Copy(io.Discard, c.BodyReader())
+			r := bodyResult{n: n, err: err}
+			select {
+			case <-c.Context().Done():
+				r.cancelled = true
+			case <-time.After(3 * time.Second):
+			}
+			res <- r
+			return c.String(200, "x")
+		})
+	}
+}
+
+// An upload whose body the client did not finish before its input ended fails the
+// handler's read with ErrBodyAborted, whether the handler kept up with the body or
+// not, whether the client half-closed or closed, and wherever the body stopped
+// (inside a chunk, inside a chunk-size line). A complete one is read whole, and
+// its context is cancelled once the body was read, as net/http does.
+func TestH1HalfCloseUploadEnds(t *testing.T) {
+	chunked := "POST /slowread HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n" +
+		strings.Repeat("1000\r\n"+strings.Repeat("c", 4096)+"\r\n", 512)
+	tests := []struct {
+		name      string
+		raw       string
+		fullClose bool
+		wantN     int64
+		wantErr   error
+		cancelled bool
+	}{
+		{"cut short, handler keeps up", "POST /read HTTP/1.1\r\nHost: x\r\nContent-Length: 200000\r\n\r\n" + strings.Repeat("a", 1000), false, 1000, ErrBodyAborted, false},
+		{"cut short, client closed", "POST /read HTTP/1.1\r\nHost: x\r\nContent-Length: 200000\r\n\r\n" + strings.Repeat("a", 1000), true, 1000, ErrBodyAborted, false},
+		{"cut short inside a chunk", "POST /read HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n8\r\nabc", false, 8, ErrBodyAborted, false},
+		{"cut short in a chunk-size line, slow handler", chunked + "10", false, 2 << 20, ErrBodyAborted, false},
+		{"complete, slow handler", chunked + "0\r\n\r\n", false, 2 << 20, nil, false},
+		{"complete, then waits for its context", "POST /ctx HTTP/1.1\r\nHost: x\r\nContent-Length: 2097152\r\n\r\n" + strings.Repeat("a", 2<<20), true, 2 << 20, nil, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := make(chan bodyResult, 1)
+			_, addr := startServer(t, Config{}, uploadRoutes(res))
+			c := dialTCP(t, addr, 0)
+			io.WriteString(c, tt.raw)
+			if tt.wantErr != nil {
+				time.Sleep(50 * time.Millisecond) // the handler runs and drains what came
+			}
+			if tt.fullClose {
+				c.Close()
+			} else {
+				c.CloseWrite()
+			}
+			var r bodyResult
+			select {
+			case r = <-res:
+			case <-time.After(10 * time.Second):
+				t.Fatal("the handler is still waiting for its body")
+			}
+			if r.n != tt.wantN || !errors.Is(r.err, tt.wantErr) && !(tt.wantErr == nil && r.err == nil) {
+				t.Fatalf("handler read %d bytes, error %v; want %d, %v", r.n, r.err, tt.wantN, tt.wantErr)
+			}
+			if r.cancelled != tt.cancelled {
+				t.Fatalf("context cancelled: %v, want %v", r.cancelled, tt.cancelled)
+			}
+		})
+	}
+}
+
 // halfClosedBigAnswer asks a new server for an 8 MiB answer from a client with a
 // small receive window, half-closes, and returns once the handler runs.
 func halfClosedBigAnswer(t *testing.T) (*Server, *net.TCPConn) {

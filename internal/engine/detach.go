@@ -90,6 +90,7 @@ func (c *conn) detach(err error) bool {
 	c.det = d
 	c.isDetached.Store(true)
 	go d.writer(c)
+	c.Wake() // the first onDetached: the rest of the input, or the end of a body
 	return true
 }
 

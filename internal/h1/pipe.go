@@ -114,6 +114,9 @@ func (cn *Conn) feedPipe(in []byte) int {
 		complete bool
 		err      error
 		avail    = len(in)
+		// The client's input ended and all that is left of it fits: a body not
+		// complete after this call never will be.
+		final = cn.inputEnded && avail <= space
 	)
 	if !ex.chunked {
 		n = min(int(ex.msg.ContentLength-ex.fed), len(in), space)
@@ -133,6 +136,9 @@ func (cn *Conn) feedPipe(in []byte) int {
 		if complete {
 			ex.copyTrailers(cn.chunk.Trailers())
 		}
+	}
+	if final && !complete && err == nil {
+		err = ErrBodyAborted
 	}
 	switch {
 	case err != nil:

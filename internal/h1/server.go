@@ -97,25 +97,32 @@ func (cn *Conn) Busy() bool { return cn.busy }
 // connection. The engine then keeps the connection open to write them (see
 // engine/detach.go). As with net/http, the requests' contexts are cancelled, since a
 // client that closed looks the same as one that half-closed; answers are written all
-// the same. While a handler still reads a streamed body, its context is left alone
-// (net/http does not watch the connection before the body is read either): the
-// rest of the body may be buffered, and AbortBody ends it if not.
+// the same. While a handler still reads a streamed body, the contexts are cancelled
+// only once that body ended (net/http does not watch the connection before the body
+// is read either): the rest of the body may still be buffered. A body whose rest
+// cannot come fails with ErrBodyAborted (feedPipe, AbortBody).
 func (cn *Conn) InputEnded() bool {
 	if !cn.busy {
 		return false
 	}
 	cn.inputEnded = true
+	if cn.streamEx == nil {
+		cn.cancelAtEOF()
+	}
+	return true
+}
+
+// cancelAtEOF cancels the contexts of the requests served, and makes those created
+// later start cancelled (loop, after the input ended).
+func (cn *Conn) cancelAtEOF() {
 	cn.mu.Lock()
-	cn.eof = cn.streamEx == nil
-	if cn.eof {
-		for _, ex := range cn.batch {
-			if ex.cancel != nil {
-				ex.cancel()
-			}
+	cn.eof = true
+	for _, ex := range cn.batch {
+		if ex.cancel != nil {
+			ex.cancel()
 		}
 	}
 	cn.mu.Unlock()
-	return true
 }
 
 // AbortBody ends a streamed request body whose rest can no longer arrive (the
@@ -126,6 +133,7 @@ func (cn *Conn) AbortBody() {
 		cn.streamEx.pipe.abort(ErrBodyAborted)
 		cn.streamEx = nil
 		cn.closing = true
+		cn.cancelAtEOF()
 	}
 }
 
@@ -177,7 +185,11 @@ func (cn *Conn) OnClose(error) {
 func (cn *Conn) OnData(in []byte) (int, error) {
 	if cn.busy {
 		if cn.streamEx != nil {
-			return cn.feedPipe(in), nil
+			n := cn.feedPipe(in)
+			if cn.streamEx == nil && cn.inputEnded {
+				cn.cancelAtEOF() // the body ended after the input did
+			}
+			return n, nil
 		}
 		return 0, nil // pipelined requests wait until the worker hands the connection back
 	}
