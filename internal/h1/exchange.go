@@ -46,8 +46,6 @@ type exchange struct {
 	pipe    *bodyPipe // streamed request body, nil when buffered
 	fed     int64     // body bytes moved into pipe (event loop)
 
-	vc *ValidCache // response field checks, kept across reuse (made on first use)
-
 	ctx    context.Context    // created lazily by Context; guarded by conn.mu
 	cancel context.CancelFunc // guarded by conn.mu
 }
@@ -93,13 +91,11 @@ func (ex *exchange) fill(head []byte, r *Request) {
 	ex.isHead = m.Method == "HEAD"
 }
 
-// validCache returns the exchange's ValidCache, making it on first use.
-func (ex *exchange) validCache() *ValidCache {
-	if ex.vc == nil {
-		ex.vc = new(ValidCache)
-	}
-	return ex.vc
-}
+// validCache returns the connection's ValidCache. One per connection, not per
+// exchange: a connection's responses are written one after the other by whoever
+// holds its batch (the worker, or the loop for inline routes), and a pipelined
+// batch cycles through many exchanges whose caches would each be cold.
+func (ex *exchange) validCache() *ValidCache { return &ex.conn.vc }
 
 // headView returns s, a slice of old, as a string over the same bytes of new (a
 // copy of old): the translation of Request.Rebase, view by view.

@@ -60,6 +60,8 @@ type Conn struct {
 	upReq      *httpmsg.Request
 	upSettings []byte
 
+	vc ValidCache // response field checks; used by whoever holds the batch
+
 	streamEx   *exchange // exchange whose body is being streamed to its handler
 	served     bool      // a request head was parsed on this connection
 	inputEnded bool      // the client's input ended (InputEnded): no h2c upgrade
