@@ -54,8 +54,7 @@ type conn struct {
 	lastOutbound int   // owned by the event loop: output pending after the last write
 	lastProgress int64 // owned by the event loop: when input was last consumed
 
-	det        *detached   // owned by the event loop: set once gnet closed a half-closed conn (detach.go)
-	isDetached atomic.Bool // det != nil, for the ticker
+	det atomic.Pointer[detached] // set by the loop once gnet closed a half-closed conn (detach.go)
 }
 
 // Write appends to the output batch (httpmsg.Conn).
@@ -175,8 +174,8 @@ func (c *conn) updateWriteDeadline(outbound int) {
 // HTTP/2 holds DATA back while it is large, so that a peer that never reads cannot
 // grow it without bound.
 func (c *conn) OutboundBuffered() int {
-	if c.det != nil {
-		return int(c.det.pending.Load())
+	if d := c.det.Load(); d != nil {
+		return int(d.pending.Load())
 	}
 	return c.gc.OutboundBuffered()
 }
@@ -363,8 +362,8 @@ func (ls *loopState) Run(context.Context) error {
 		if c.closed.Load() || !c.woken.Load() {
 			continue // closed, or a read event already ran its OnWake
 		}
-		if c.det != nil {
-			c.onDetached()
+		if d := c.det.Load(); d != nil {
+			c.onDetached(d)
 			continue
 		}
 		if c.onTraffic() == gnet.Close {

@@ -42,10 +42,9 @@ type bodyAborter interface {
 
 // detached is the I/O of a connection gnet has closed.
 type detached struct {
-	f    *os.File
-	in   []byte // input buffered when the peer's input ended; consumed from off
-	off  int
-	idle time.Duration
+	f   *os.File
+	in  []byte // input buffered when the peer's input ended; consumed from off
+	off int
 
 	pending atomic.Int64 // bytes queued and not yet written
 	failed  atomic.Bool  // a write failed: the peer is gone
@@ -78,7 +77,7 @@ func (c *conn) detach(err error) bool {
 	if f == nil {
 		return false
 	}
-	d := &detached{f: f, idle: c.eng.cfg.IdleTimeout}
+	d := &detached{f: f}
 	d.cond.L = &d.mu
 	if n := c.gc.InboundBuffered(); n > 0 {
 		if b, perr := c.gc.Peek(n); perr == nil {
@@ -87,8 +86,7 @@ func (c *conn) detach(err error) bool {
 	}
 	c.deadline.Store(0)
 	c.pendingOut.Store(false)
-	c.det = d
-	c.isDetached.Store(true)
+	c.det.Store(d)
 	go d.writer(c)
 	c.Wake() // the first onDetached: the rest of the input, or the end of a body
 	return true
@@ -96,8 +94,7 @@ func (c *conn) detach(err error) bool {
 
 // onDetached is onTraffic for a detached connection (loop, on wake-up): the
 // protocol writes what its handlers handed back and parses what input is left.
-func (c *conn) onDetached() {
-	d := c.det
+func (c *conn) onDetached(d *detached) {
 	c.woken.Store(false)
 	err := c.proto.OnWake()
 	if err == nil && c.drain.Load() {
@@ -139,7 +136,7 @@ func (c *conn) onDetached() {
 // graceful shutdown waits for the answer to be written.
 func (c *conn) finishDetached(err error) {
 	c.closed.Store(true)
-	c.det.end()
+	c.det.Load().end()
 	c.proto.OnClose(err)
 }
 
@@ -190,7 +187,7 @@ func (d *detached) writer(c *conn) {
 			// and pending drops as bytes leave (streaming back-pressure).
 			n := min(len(b), writeSlice)
 			if !d.failed.Load() {
-				_ = d.f.SetWriteDeadline(time.Now().Add(d.idle))
+				_ = d.f.SetWriteDeadline(time.Now().Add(c.eng.cfg.IdleTimeout))
 				if _, err := d.f.Write(b[:n]); err != nil {
 					d.failed.Store(true)
 				}

@@ -227,7 +227,7 @@ func (e *Engine) OnTick() (time.Duration, gnet.Action) {
 	e.now.Store(now)
 	e.mu.Lock()
 	for c := range e.conns {
-		if c.isDetached.Load() {
+		if c.det.Load() != nil {
 			continue // gnet no longer has it; its writer has a deadline
 		}
 		// CompareAndSwap: the loop may have published a new deadline meanwhile.
@@ -277,10 +277,11 @@ func (e *Engine) abortDetached(stopped bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for c := range e.conns {
-		if !c.isDetached.Load() {
+		d := c.det.Load()
+		if d == nil {
 			continue
 		}
-		c.det.abort()
+		d.abort()
 		if stopped && !c.closed.Load() {
 			c.closed.Store(true)
 			c.proto.OnClose(ErrStopped)
