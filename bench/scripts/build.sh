@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Builds the demo (celeris) and the peer servers into $OUT (default /tmp/celeris-bench-bin).
+# Builds the demo (celeris; demo-opt with gnet's poll_opt and gc_opt tags) and the
+# peer servers into $OUT (default /tmp/celeris-bench-bin).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 OUT=${OUT:-/tmp/celeris-bench-bin}
 mkdir -p "$OUT"
 (cd "$here/../.." && go build -o "$OUT/demo" ./cmd/demo)
+(cd "$here/../.." && go build -tags "poll_opt gc_opt" -o "$OUT/demo-opt" ./cmd/demo)
 (cd "$here/.." && go build -o "$OUT/peer" ./cmd/peer)
 echo "$OUT"

@@ -8,6 +8,7 @@
 #   bench/scripts/slices.sh                  # N=15 S=1, one request per round trip
 #   PIPE=1 bench/scripts/slices.sh           # 16 pipelined requests per write
 #   BARE=1 bench/scripts/slices.sh           # adds the demo without middleware (-bare)
+#   OPT=1 bench/scripts/slices.sh            # adds the demo built with -tags "poll_opt gc_opt"
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 BIN=$(OUT=${OUT:-/tmp/celeris-bench-bin} "$here/build.sh")
@@ -16,6 +17,9 @@ PATHS=${PATHS:-"/bench /json /users/1/posts/2"}
 specs=("fasthttp=$BIN/peer -framework fasthttp" "celeris=$BIN/demo" "celeris-inline=$BIN/demo -inline")
 if [ "${BARE:-0}" = 1 ]; then
   specs+=("celeris-bare=$BIN/demo -bare" "celeris-bare-inline=$BIN/demo -bare -inline")
+fi
+if [ "${OPT:-0}" = 1 ]; then
+  specs+=("celeris-opt=$BIN/demo-opt" "celeris-opt-inline=$BIN/demo-opt -inline")
 fi
 lua=$here/pipeline16.lua
 names=(); pids=(); ports=()

@@ -28,6 +28,7 @@ import (
 	"log/slog"
 	"net"
 	"runtime"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -118,7 +119,20 @@ func New(cfg Config) *Engine {
 // Run serves until Stop. It returns once the engine has stopped.
 func (e *Engine) Run() error {
 	defer close(e.stopped)
-	err := gnet.Run(e, "tcp://"+e.cfg.Addr,
+	addr := e.cfg.Addr
+	if e.cfg.ReusePort && e.cfg.EventLoops > 1 {
+		// gnet binds each loop's listener to the address as given: with port 0
+		// each would get a port of its own and only the first is reported.
+		a, release, err := reservePort(addr)
+		if err != nil {
+			e.bootErr = err
+			close(e.booted)
+			return err
+		}
+		defer release()
+		addr = a
+	}
+	err := gnet.Run(e, "tcp://"+addr,
 		gnet.WithNumEventLoop(e.cfg.EventLoops),
 		gnet.WithReusePort(e.cfg.ReusePort),
 		gnet.WithTCPNoDelay(gnet.TCPNoDelay),
@@ -133,6 +147,53 @@ func (e *Engine) Run() error {
 		close(e.booted)
 	}
 	return err
+}
+
+// reservePort resolves port 0 of addr for SO_REUSEPORT listeners: it binds a
+// socket with SO_REUSEPORT (without listening, so it never takes a connection) and
+// keeps it until release, so that the port stays this process's while gnet binds
+// every loop's listener to it. Other addresses are returned as they are.
+func reservePort(addr string) (string, func(), error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil || port != "0" {
+		return addr, func() {}, nil
+	}
+	ip := net.ParseIP(host)
+	if host == "" {
+		ip = net.IPv4zero
+	}
+	if ip == nil {
+		return addr, func() {}, nil // a name: gnet resolves it
+	}
+	domain, sa := unix.AF_INET6, unix.Sockaddr(nil)
+	if ip4 := ip.To4(); ip4 != nil {
+		domain = unix.AF_INET
+		sa4 := &unix.SockaddrInet4{}
+		copy(sa4.Addr[:], ip4)
+		sa = sa4
+	} else {
+		sa6 := &unix.SockaddrInet6{}
+		copy(sa6.Addr[:], ip.To16())
+		sa = sa6
+	}
+	fd, err := unix.Socket(domain, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return "", nil, fmt.Errorf("engine: reserve port: %w", err)
+	}
+	release := func() { _ = unix.Close(fd) }
+	if err = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEPORT, 1); err == nil {
+		err = unix.Bind(fd, sa)
+	}
+	var bound unix.Sockaddr
+	if err == nil {
+		bound, err = unix.Getsockname(fd)
+	}
+	a := tcpAddr(bound)
+	if err != nil || a == nil {
+		release()
+		return "", nil, fmt.Errorf("engine: reserve port for %s: %v", addr, err)
+	}
+	return net.JoinHostPort(host, strconv.Itoa(a.Port)), release, nil
 }
 
 // WaitReady blocks until the listener is bound (or Run failed) and returns the
@@ -158,17 +219,25 @@ func (e *Engine) OnBoot(eng gnet.Engine) gnet.Action {
 	e.eng = eng
 	if fd, err := eng.Dup(); err == nil {
 		if sa, err := unix.Getsockname(fd); err == nil {
-			switch a := sa.(type) {
-			case *unix.SockaddrInet4:
-				e.addr.Store(&net.TCPAddr{IP: net.IP(a.Addr[:]).To16(), Port: a.Port})
-			case *unix.SockaddrInet6:
-				e.addr.Store(&net.TCPAddr{IP: net.IP(a.Addr[:]), Port: a.Port})
+			if a := tcpAddr(sa); a != nil {
+				e.addr.Store(a)
 			}
 		}
 		_ = unix.Close(fd)
 	}
 	close(e.booted)
 	return gnet.None
+}
+
+// tcpAddr converts an IPv4 or IPv6 socket address; nil for any other.
+func tcpAddr(sa unix.Sockaddr) *net.TCPAddr {
+	switch a := sa.(type) {
+	case *unix.SockaddrInet4:
+		return &net.TCPAddr{IP: net.IP(a.Addr[:]).To16(), Port: a.Port}
+	case *unix.SockaddrInet6:
+		return &net.TCPAddr{IP: net.IP(a.Addr[:]), Port: a.Port}
+	}
+	return nil
 }
 
 // OnOpen attaches the per-connection state.
@@ -292,9 +361,12 @@ func (e *Engine) abortDetached(stopped bool) {
 
 // Drain makes the engine refuse new connections, asks every connection's protocol
 // to finish (h2 GOAWAY; h1 closes when idle) and returns the number of connections
-// still open.
+// still open. The first call closes the listeners (unlisten); a connection accepted
+// before that is closed as it opens.
 func (e *Engine) Drain() int {
-	e.draining.Store(true)
+	if e.draining.CompareAndSwap(false, true) {
+		e.unlisten()
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for c := range e.conns {

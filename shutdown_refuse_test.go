@@ -1,0 +1,287 @@
+//go:build linux
+
+package celeris
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// lockedBuffer is a log sink that the server's goroutines may share.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestShutdownRefusesNewConnections: once Shutdown began, a new connection is
+// refused by the kernel (ECONNREFUSED, as after net/http closes its listener) while
+// the request in flight on an open connection still gets its answer. Each
+// listener layout of gnet: one loop, a main reactor that accepts for two loops, and
+// one SO_REUSEPORT listener per loop (whose port 0 must be one port for all).
+func TestShutdownRefusesNewConnections(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		loops int
+		reuse bool
+	}{
+		{"one loop", 1, false},
+		{"main reactor", 2, false},
+		{"reuseport", 4, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var logs lockedBuffer
+			s := New(Config{Addr: "127.0.0.1:0", EventLoops: tc.loops, ReusePort: tc.reuse,
+				Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+			release := make(chan struct{})
+			started := make(chan struct{}, 16)
+			s.GET("/hold", func(c *Context) error {
+				started <- struct{}{}
+				<-release
+				return c.String(200, "held")
+			})
+			s.GET("/bench", func(c *Context) error { return c.String(200, "OK") })
+			errc := make(chan error, 1)
+			go func() { errc <- s.Start() }()
+			<-s.Ready()
+			addr := s.Addr().String()
+
+			// Every loop takes connections on the reported port: with 4 loops
+			// and 8 connections, round robin or the kernel's hash reach several.
+			for i := 0; i < 8; i++ {
+				r := dialRaw(t, addr)
+				r.send("GET /bench HTTP/1.1\r\nHost: x\r\n\r\n")
+				if resp := r.readResponse("GET"); resp.StatusCode != 200 {
+					t.Fatalf("before shutdown: %d", resp.StatusCode)
+				}
+			}
+			// With SO_REUSEPORT every loop listens, all on the reported port.
+			want := 1
+			if tc.reuse {
+				want = tc.loops
+			}
+			if n := listeners(t, s.Addr().(*net.TCPAddr).Port); n != want {
+				t.Fatalf("%d sockets listen on the port, want %d", n, want)
+			}
+			held := dialRaw(t, addr)
+			held.send("GET /hold HTTP/1.1\r\nHost: x\r\n\r\n")
+			<-started
+
+			done := make(chan error, 1)
+			go func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				done <- s.Shutdown(ctx)
+			}()
+			refused := false
+			for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); {
+				c, err := net.DialTimeout("tcp", addr, time.Second)
+				if err == nil {
+					c.Close() // accepted before the listeners closed
+				} else if errors.Is(err, syscall.ECONNREFUSED) {
+					refused = true
+					break
+				} else if !errors.Is(err, syscall.ECONNRESET) { // reset: queued as they closed
+					t.Fatalf("dial during shutdown: %v, want ECONNREFUSED", err)
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			if !refused {
+				t.Fatal("new connections still accepted 5 s into the shutdown")
+			}
+			if n := listeners(t, s.Addr().(*net.TCPAddr).Port); n != 0 {
+				t.Fatalf("%d sockets still listen on the port", n)
+			}
+			select {
+			case err := <-done:
+				t.Fatalf("shutdown returned %v with a request in flight", err)
+			case <-time.After(100 * time.Millisecond):
+			}
+			close(release)
+			resp := held.readResponse("GET")
+			if resp.StatusCode != 200 || !resp.Close || bodyString(t, resp) != "held" {
+				t.Fatalf("in-flight request: %d close=%v", resp.StatusCode, resp.Close)
+			}
+			if err := <-done; err != nil {
+				t.Fatalf("shutdown: %v", err)
+			}
+			if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+				t.Fatalf("start: %v", err)
+			}
+			if strings.Contains(logs.String(), "level=ERROR") {
+				t.Fatalf("errors logged:\n%s", logs.String())
+			}
+		})
+	}
+}
+
+// listeners counts this process's TCP sockets listening on port.
+func listeners(t *testing.T, port int) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, ent := range ents {
+		fd, err := strconv.Atoi(ent.Name())
+		if err != nil {
+			continue
+		}
+		if v, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_ACCEPTCONN); err != nil || v != 1 {
+			continue
+		}
+		switch sa, _ := unix.Getsockname(fd); a := sa.(type) {
+		case *unix.SockaddrInet4:
+			if a.Port == port {
+				n++
+			}
+		case *unix.SockaddrInet6:
+			if a.Port == port {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// TestShutdownUnderConnectionChurn: clients keep connecting while the server shuts
+// down. The listeners close while gnet may be about to accept; no loop may stop on
+// an accept error (the engine would drop the requests in flight), every request in
+// flight completes, every connection the server did accept gets an answer or a
+// close, and nothing is logged as an error.
+func TestShutdownUnderConnectionChurn(t *testing.T) {
+	for _, reuse := range []bool{false, true} {
+		t.Run(fmt.Sprintf("reuseport=%v", reuse), func(t *testing.T) {
+			var logs lockedBuffer
+			s := New(Config{Addr: "127.0.0.1:0", EventLoops: 2, ReusePort: reuse,
+				Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+			var inFlight atomic.Int32
+			s.GET("/slow", func(c *Context) error {
+				inFlight.Add(1)
+				time.Sleep(300 * time.Millisecond)
+				return c.String(200, "slow")
+			})
+			s.GET("/bench", func(c *Context) error { return c.String(200, "OK") })
+			errc := make(chan error, 1)
+			go func() { errc <- s.Start() }()
+			<-s.Ready()
+			addr := s.Addr().String()
+
+			const slow = 50
+			var wg sync.WaitGroup
+			slowErr := make(chan error, slow)
+			for i := 0; i < slow; i++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					c, err := net.Dial("tcp", addr)
+					if err != nil {
+						slowErr <- err
+						return
+					}
+					defer c.Close()
+					_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+					_, _ = io.WriteString(c, "GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
+					resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+					if err != nil {
+						slowErr <- err
+						return
+					}
+					b, _ := io.ReadAll(resp.Body)
+					if resp.StatusCode != 200 || string(b) != "slow" {
+						slowErr <- fmt.Errorf("%d %q", resp.StatusCode, b)
+					}
+				}()
+			}
+			for inFlight.Load() < slow {
+				time.Sleep(time.Millisecond)
+			}
+			stop := make(chan struct{})
+			var churn sync.WaitGroup
+			var served, refused atomic.Int32
+			for i := 0; i < 8; i++ {
+				churn.Add(1)
+				go func() {
+					defer churn.Done()
+					for {
+						select {
+						case <-stop:
+							return
+						default:
+						}
+						c, err := net.DialTimeout("tcp", addr, time.Second)
+						if err != nil {
+							refused.Add(1)
+							time.Sleep(time.Millisecond)
+							continue
+						}
+						_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+						_, _ = io.WriteString(c, "GET /bench HTTP/1.1\r\nHost: x\r\n\r\n")
+						if resp, err := http.ReadResponse(bufio.NewReader(c), nil); err == nil {
+							resp.Body.Close()
+							served.Add(1)
+						} else {
+							var ne net.Error
+							if errors.As(err, &ne) && ne.Timeout() {
+								t.Errorf("accepted connection neither answered nor closed")
+							}
+						}
+						c.Close()
+					}
+				}()
+			}
+			time.Sleep(50 * time.Millisecond)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			serr := s.Shutdown(ctx)
+			close(stop)
+			churn.Wait()
+			wg.Wait()
+			close(slowErr)
+			for err := range slowErr {
+				t.Error("in-flight request:", err)
+			}
+			if serr != nil {
+				t.Fatalf("shutdown: %v", serr)
+			}
+			if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+				t.Fatalf("start: %v", err)
+			}
+			if refused.Load() == 0 || served.Load() == 0 {
+				t.Fatalf("churn: %d served, %d refused; want both", served.Load(), refused.Load())
+			}
+			if strings.Contains(logs.String(), "level=ERROR") {
+				t.Fatalf("errors logged:\n%s", logs.String())
+			}
+		})
+	}
+}
