@@ -55,6 +55,8 @@ type conn struct {
 	lastProgress int64 // owned by the event loop: when input was last consumed
 
 	det atomic.Pointer[detached] // set by the loop once gnet closed a half-closed conn (detach.go)
+
+	dw drainWatch // owned by the event loop (drainwatch.go)
 }
 
 // Write appends to the output batch (httpmsg.Conn).
@@ -113,6 +115,10 @@ func (c *conn) onTraffic() gnet.Action {
 			c.lastProgress = c.eng.now.Load()
 		}
 	}
+	drained := -1
+	if c.dw.last > 0 {
+		drained = c.dw.last - c.gc.OutboundBuffered() // before this callback's write
+	}
 	if len(c.out) > 0 {
 		c.resumeRead() // a paused fd is not in the poller: gnet could not wait to write
 		_, _ = c.gc.Write(c.out)
@@ -125,6 +131,9 @@ func (c *conn) onTraffic() gnet.Action {
 	outbound := c.gc.OutboundBuffered()
 	if fa, ok := c.proto.(flushAware); ok {
 		fa.AfterFlush(outbound)
+	}
+	if outbound > 0 || drained >= 0 {
+		c.watchDrain(drained, outbound)
 	}
 	if err != nil || c.wantClose {
 		c.closing = true

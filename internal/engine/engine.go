@@ -274,6 +274,7 @@ func (e *Engine) OnClose(gc gnet.Conn, err error) gnet.Action {
 		return gnet.None // the peer half-closed while answers are still owed
 	}
 	c.closed.Store(true)
+	c.stopDrainWatch()
 	if c.proto != nil {
 		c.proto.OnClose(err)
 	}
@@ -311,7 +312,7 @@ func (e *Engine) OnTick() (time.Duration, gnet.Action) {
 		}
 	}
 	e.mu.Unlock()
-	return 100 * time.Millisecond, gnet.None
+	return tickerPeriod, gnet.None
 }
 
 // Stop stops the engine: the listener and every connection close. Stopping a

@@ -75,9 +75,11 @@ type Conn struct {
 	closed  bool   // the connection closed (contexts created later start cancelled)
 	eof     bool   // the client's input ended (contexts created later start cancelled)
 	queued  int    // output the engine still held after its last write
+	waiters int    // streaming handlers waiting in waitOutput
 	outCond sync.Cond
 
 	outbound func() int // engine's unsent output (event loop only); nil if unknown
+	outHeld  bool       // event loop: parsing waits for the output to drain
 }
 
 // NewConn returns the protocol state of a new HTTP/1.x connection.
@@ -201,8 +203,10 @@ func (cn *Conn) OnData(in []byte) (int, error) {
 	if cn.outbound != nil && cn.outbound() > outboundHigh {
 		// The client reads slower than it asks: leave its requests in the engine's
 		// buffer (which pauses reading once full) until the output drained.
+		cn.outHeld = true
 		return 0, nil
 	}
+	cn.outHeld = false
 	consumed := 0
 	// Once a batch went to a worker (busy), the worker owns it: stop parsing; the
 	// rest waits in the engine's buffer until the batch is handed back.
@@ -502,9 +506,27 @@ func (cn *Conn) waitOutput() {
 	}
 	cn.mu.Lock()
 	for cn.queued > outboundHigh && !cn.closed {
+		cn.waiters++
 		cn.outCond.Wait()
+		cn.waiters--
 	}
 	cn.mu.Unlock()
+}
+
+// DrainLevel is the engine output level the connection waits for (event loop,
+// engine's drain watch): half of outboundHigh while a streaming handler waits,
+// outboundHigh while parsing waits, else -1.
+func (cn *Conn) DrainLevel() int {
+	cn.mu.Lock()
+	w := cn.waiters
+	cn.mu.Unlock()
+	switch {
+	case w > 0:
+		return outboundHigh / 2
+	case cn.outHeld:
+		return outboundHigh
+	}
+	return -1
 }
 
 // AfterFlush records how much output the engine still holds (event loop, after each

@@ -108,6 +108,15 @@ func (c *Conn) pumpLocked(s *stream) {
 	}
 }
 
+// DrainLevel is the engine output level the connection waits for (event loop,
+// engine's drain watch): outboundLimit while DATA is held back, else -1.
+func (c *Conn) DrainLevel() int {
+	if c.heldBack {
+		return outboundLimit
+	}
+	return -1
+}
+
 // holdData reports that the engine holds more than outboundLimit unsent bytes
 // (see SetOutboundBuffered): DATA then waits for a later callback.
 func (c *Conn) holdData() bool {

@@ -1,0 +1,89 @@
+package engine
+
+import (
+	"time"
+)
+
+// gnet reports nothing when its output buffer drains into the socket. A protocol
+// that waits for the drain (a streaming handler blocked on back-pressure, HTTP/2
+// DATA held back) used to wait for the engine's 100 ms ticker, which left a fast
+// client's socket idle for most of that time. The loop now estimates how fast the
+// connection's unsent output drains and arms a timer for when it should be down
+// to the level the protocol waits for. Slow drains (more than tickerPeriod away)
+// are left to the ticker, so timers run only for clients that read fast.
+
+// drainWaiter is implemented by protocols that can wait for the engine's unsent
+// output to fall: DrainLevel, asked on the loop after a flush that left output
+// unsent, is the level they wait for, or -1 when nothing waits.
+type drainWaiter interface {
+	DrainLevel() int
+}
+
+const (
+	tickerPeriod = 100 * time.Millisecond
+	minDrainWait = 500 * time.Microsecond
+)
+
+// drainWatch is a connection's drain estimate; owned by its event loop.
+type drainWatch struct {
+	last  int     // unsent output after the previous flush; 0: none
+	at    int64   // when last was observed, unix ns
+	rate  float64 // bytes per ns the socket took; 0: not measured yet
+	timer *time.Timer
+}
+
+// watchDrain runs after a flush. drained is how much of the previous flush's
+// unsent output the socket took since (-1: there was none); outbound is what is
+// unsent now.
+func (c *conn) watchDrain(drained, outbound int) {
+	level := -1
+	if outbound > 0 {
+		if dw, ok := c.proto.(drainWaiter); ok {
+			level = dw.DrainLevel()
+		}
+	}
+	wait, ok := c.dw.observe(drained, outbound, level, time.Now().UnixNano())
+	if !ok {
+		return
+	}
+	if c.dw.timer == nil {
+		c.dw.timer = time.AfterFunc(wait, c.Wake)
+	} else {
+		c.dw.timer.Reset(wait)
+	}
+}
+
+// observe updates the estimate with a flush seen at now and says when to wake the
+// connection: when outbound should be down to level, if that is sooner than the
+// ticker (ok false: no wake needed, or the ticker's is as good).
+func (w *drainWatch) observe(drained, outbound, level int, now int64) (wait time.Duration, ok bool) {
+	if drained > 0 && w.at != 0 && now > w.at {
+		r := float64(drained) / float64(now-w.at)
+		switch {
+		case drained >= w.last:
+			// Drained completely: the socket may have idled part of the time, so
+			// r is a lower bound. Wake sooner next time.
+			w.rate = max(2*w.rate, r)
+		case w.rate == 0:
+			w.rate = r
+		default:
+			w.rate = (w.rate + r) / 2
+		}
+	}
+	w.last, w.at = outbound, now
+	if outbound == 0 || level < 0 || outbound <= level {
+		return 0, false
+	}
+	wait = minDrainWait
+	if w.rate > 0 {
+		wait = max(time.Duration(float64(outbound-level)/w.rate), minDrainWait)
+	}
+	return wait, wait < tickerPeriod
+}
+
+// stopDrainWatch stops the timer of a closing connection (event loop).
+func (c *conn) stopDrainWatch() {
+	if c.dw.timer != nil {
+		c.dw.timer.Stop()
+	}
+}
