@@ -55,7 +55,7 @@ func TestShutdownRefusesNewConnections(t *testing.T) {
 	}{
 		{"one loop", 1, false},
 		{"main reactor", 2, false},
-		{"reuseport", 4, true},
+		{"reuseport", 8, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var logs lockedBuffer
@@ -140,6 +140,96 @@ func TestShutdownRefusesNewConnections(t *testing.T) {
 				t.Fatalf("errors logged:\n%s", logs.String())
 			}
 		})
+	}
+}
+
+// TestShutdownLeavesOtherListeners: two servers share a port with SO_REUSEPORT
+// (as in a rolling restart inside one process). Shutting one down closes its own
+// listeners only; the other goes on taking connections on the port.
+func TestShutdownLeavesOtherListeners(t *testing.T) {
+	s1 := New(Config{Addr: "127.0.0.1:0", EventLoops: 2, ReusePort: true})
+	s1.GET("/who", func(c *Context) error { return c.String(200, "one") })
+	errc1 := make(chan error, 1)
+	go func() { errc1 <- s1.Start() }()
+	<-s1.Ready()
+	port := s1.Addr().(*net.TCPAddr).Port
+	s2, addr := startServerAt(t, Config{Addr: s1.Addr().String(), EventLoops: 2, ReusePort: true}, func(s *Server) {
+		s.GET("/who", func(c *Context) error { return c.String(200, "two") })
+	})
+	if s2.Addr().(*net.TCPAddr).Port != port {
+		t.Fatalf("second server on %v, want port %d", s2.Addr(), port)
+	}
+	if n := listeners(t, port); n != 4 {
+		t.Fatalf("%d sockets listen on the port, want 4", n)
+	}
+	if err := s1.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-errc1; !errors.Is(err, http.ErrServerClosed) {
+		t.Fatalf("start: %v", err)
+	}
+	if n := listeners(t, port); n != 2 {
+		t.Fatalf("%d sockets listen on the port after the first server stopped, want 2", n)
+	}
+	for i := 0; i < 20; i++ {
+		r := dialRaw(t, addr)
+		r.send("GET /who HTTP/1.1\r\nHost: x\r\n\r\n")
+		if resp := r.readResponse("GET"); resp.StatusCode != 200 || bodyString(t, resp) != "two" {
+			t.Fatalf("after the first server stopped: %d", resp.StatusCode)
+		}
+	}
+}
+
+// startServerAt is startServer on cfg.Addr as given.
+func startServerAt(t *testing.T, cfg Config, register func(s *Server)) (*Server, string) {
+	t.Helper()
+	s := New(cfg)
+	register(s)
+	errc := make(chan error, 1)
+	go func() { errc <- s.Start() }()
+	select {
+	case <-s.Ready():
+	case err := <-errc:
+		t.Fatalf("start: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := s.Shutdown(context.Background()); err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+		<-errc
+	})
+	return s, s.Addr().String()
+}
+
+// TestRestartOnSamePort: a server that closed connections itself leaves them in
+// TIME_WAIT on its port for a minute; a new server (a restart) must still bind it,
+// as with net/http (SO_REUSEADDR).
+func TestRestartOnSamePort(t *testing.T) {
+	s1 := New(Config{Addr: "127.0.0.1:0", EventLoops: 1})
+	s1.GET("/bench", func(c *Context) error { return c.String(200, "OK") })
+	errc := make(chan error, 1)
+	go func() { errc <- s1.Start() }()
+	<-s1.Ready()
+	addr := s1.Addr().String()
+	for i := 0; i < 5; i++ {
+		r := dialRaw(t, addr)
+		r.send("GET /bench HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+		if resp := r.readResponse("GET"); resp.StatusCode != 200 {
+			t.Fatalf("status %d", resp.StatusCode)
+		}
+		r.expectClosed() // the server closed first: its side is in TIME_WAIT
+	}
+	if err := s1.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	<-errc
+	_, addr2 := startServerAt(t, Config{Addr: addr, EventLoops: 1}, func(s *Server) {
+		s.GET("/bench", func(c *Context) error { return c.String(200, "again") })
+	})
+	r := dialRaw(t, addr2)
+	r.send("GET /bench HTTP/1.1\r\nHost: x\r\n\r\n")
+	if resp := r.readResponse("GET"); bodyString(t, resp) != "again" {
+		t.Fatal("restarted server did not answer")
 	}
 }
 

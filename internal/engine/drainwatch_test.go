@@ -42,7 +42,43 @@ func TestDrainWatchObserve(t *testing.T) {
 		{"slow reader: left to the ticker", []step{
 			{-1, 6 << 20, 2 << 20, 0, minDrainWait, true},
 			// 64 KiB in 10 ms: 4 MiB are 640 ms away.
-			{64 << 10, 6 << 20, 2 << 20, 10 * ms, 640 * time.Millisecond, false},
+			{64 << 10, 6 << 20, 2 << 20, 10 * ms, 0, false},
+		}},
+		{"stalled client: waits double until the ticker takes over", []step{
+			{-1, 6 << 20, 2 << 20, 0, minDrainWait, true},
+			// Output moves in bursts: unmoved for less than stallAfter is no stall.
+			{0, 6 << 20, 2 << 20, 1 * ms, minDrainWait, true},
+			{0, 6 << 20, 2 << 20, 49 * ms, minDrainWait, true},
+			{0, 6 << 20, 2 << 20, 50 * ms, 2 * minDrainWait, true},
+			{0, 6 << 20, 2 << 20, 51 * ms, 4 * minDrainWait, true},
+			{0, 6 << 20, 2 << 20, 53 * ms, 8 * minDrainWait, true},
+			{0, 6 << 20, 2 << 20, 57 * ms, 16 * minDrainWait, true},
+			{0, 6 << 20, 2 << 20, 65 * ms, 32 * minDrainWait, true},
+			{0, 6 << 20, 2 << 20, 81 * ms, 64 * minDrainWait, true},
+			{0, 6 << 20, 2 << 20, 113 * ms, 128 * minDrainWait, true},
+			{0, 6 << 20, 2 << 20, 177 * ms, 256 * minDrainWait, false},
+			{0, 6 << 20, 2 << 20, 277 * ms, 0, false},
+			// It reads again (1 MiB in 1 ms): back to the measured rate.
+			{1 << 20, 6 << 20, 2 << 20, 278 * ms, 4 * time.Millisecond, true},
+		}},
+		{"a stalled measured rate halves, and the backoff still doubles", []step{
+			{-1, 6 << 20, 2 << 20, 0, minDrainWait, true},
+			{1 << 20, 6 << 20, 2 << 20, 1 * ms, 4 * time.Millisecond, true},
+			{0, 6 << 20, 2 << 20, 5 * ms, 4 * time.Millisecond, true},
+			// Unmoved for 50 ms: rate 0.5 MiB/ms puts the level 8 ms away.
+			{0, 6 << 20, 2 << 20, 51 * ms, 8 * time.Millisecond, true},
+		}},
+		{"complete drains raise the rate to twice the peak at most", []step{
+			{-1, 6 << 20, 2 << 20, 0, minDrainWait, true},
+			{1 << 20, 6 << 20, 2 << 20, 1 * ms, 4 * time.Millisecond, true},
+			{6 << 20, 6 << 20, 2 << 20, 7 * ms, 2 * time.Millisecond, true},
+			// Again complete, at 1 MiB/ms: the rate would double to 4 MiB/ms, but the
+			// peak is 1 MiB/ms, so 2 MiB/ms: 2 ms.
+			{6 << 20, 6 << 20, 2 << 20, 13 * ms, 2 * time.Millisecond, true},
+		}},
+		{"a rate too low for a float duration is left to the ticker", []step{
+			{-1, 6 << 20, 2 << 20, 0, minDrainWait, true},
+			{1, 6 << 20, 2 << 20, 1e12 * ms, 0, false},
 		}},
 		{"output gone: nothing to watch", []step{
 			{-1, 6 << 20, 2 << 20, 0, minDrainWait, true},

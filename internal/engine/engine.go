@@ -35,6 +35,7 @@ import (
 
 	"github.com/panjf2000/gnet/v2"
 	errorx "github.com/panjf2000/gnet/v2/pkg/errors"
+	"github.com/panjf2000/gnet/v2/pkg/socket"
 	"golang.org/x/sys/unix"
 
 	"github.com/celeris-dev/celeris/internal/httpmsg"
@@ -79,10 +80,14 @@ type Engine struct {
 	eng  gnet.Engine
 	addr atomic.Pointer[net.TCPAddr]
 
-	booted   chan struct{}
+	booted   chan struct{} // closed once every loop and listener runs (first OnTick), or Run failed
+	bootOnce sync.Once
 	bootErr  error
 	stopped  chan struct{}
 	draining atomic.Bool
+
+	lnMu     sync.Mutex // serializes unlisten with Stop (unlisten_linux.go)
+	lnClosed bool       // guarded by lnMu: Stop began; gnet closes the listeners
 
 	now atomic.Int64 // coarse clock, unix nanoseconds, refreshed by the ticker
 
@@ -125,8 +130,7 @@ func (e *Engine) Run() error {
 		// each would get a port of its own and only the first is reported.
 		a, release, err := reservePort(addr)
 		if err != nil {
-			e.bootErr = err
-			close(e.booted)
+			e.markBooted(err)
 			return err
 		}
 		defer release()
@@ -135,53 +139,54 @@ func (e *Engine) Run() error {
 	err := gnet.Run(e, "tcp://"+addr,
 		gnet.WithNumEventLoop(e.cfg.EventLoops),
 		gnet.WithReusePort(e.cfg.ReusePort),
+		// As Go's net.Listen does: a restart must not fail while connections
+		// this server closed first are still in TIME_WAIT on the port.
+		gnet.WithReuseAddr(true),
 		gnet.WithTCPNoDelay(gnet.TCPNoDelay),
 		gnet.WithTicker(true),
 		gnet.WithReadBufferCap(64<<10),
 		gnet.WithLogger(gnetLogger{e.cfg.Logger}),
 	)
-	select {
-	case <-e.booted:
-	default:
+	e.markBooted(err) // no-op when the engine ran
+	return err
+}
+
+// markBooted ends WaitReady, with err when Run failed before the engine ran.
+func (e *Engine) markBooted(err error) {
+	e.bootOnce.Do(func() {
 		e.bootErr = err
 		close(e.booted)
-	}
-	return err
+	})
 }
 
 // reservePort resolves port 0 of addr for SO_REUSEPORT listeners: it binds a
 // socket with SO_REUSEPORT (without listening, so it never takes a connection) and
 // keeps it until release, so that the port stays this process's while gnet binds
-// every loop's listener to it. Other addresses are returned as they are.
+// every loop's listener to it. The socket is made the way gnet makes its listeners
+// (same resolution, family and IPV6_V6ONLY), so the port is checked free for what
+// they bind. Addresses with a port are returned as they are.
 func reservePort(addr string) (string, func(), error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil || port != "0" {
 		return addr, func() {}, nil
 	}
-	ip := net.ParseIP(host)
-	if host == "" {
-		ip = net.IPv4zero
-	}
-	if ip == nil {
-		return addr, func() {}, nil // a name: gnet resolves it
-	}
-	domain, sa := unix.AF_INET6, unix.Sockaddr(nil)
-	if ip4 := ip.To4(); ip4 != nil {
-		domain = unix.AF_INET
-		sa4 := &unix.SockaddrInet4{}
-		copy(sa4.Addr[:], ip4)
-		sa = sa4
-	} else {
-		sa6 := &unix.SockaddrInet6{}
-		copy(sa6.Addr[:], ip.To16())
-		sa = sa6
-	}
-	fd, err := unix.Socket(domain, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	sa, family, _, v6only, err := socket.GetTCPSockAddr("tcp", addr)
 	if err != nil {
-		return "", nil, fmt.Errorf("engine: reserve port: %w", err)
+		return addr, func() {}, nil // gnet reports it
 	}
+	fd, err := unix.Socket(family, unix.SOCK_STREAM, 0)
+	if err != nil {
+		return "", nil, fmt.Errorf("engine: reserve port for %s: %w", addr, err)
+	}
+	unix.CloseOnExec(fd)
 	release := func() { _ = unix.Close(fd) }
-	if err = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEPORT, 1); err == nil {
+	if family == unix.AF_INET6 {
+		err = unix.SetsockoptInt(fd, unix.IPPROTO_IPV6, unix.IPV6_V6ONLY, boolInt(v6only))
+	}
+	if err == nil {
+		err = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEPORT, 1)
+	}
+	if err == nil {
 		err = unix.Bind(fd, sa)
 	}
 	var bound unix.Sockaddr
@@ -196,8 +201,15 @@ func reservePort(addr string) (string, func(), error) {
 	return net.JoinHostPort(host, strconv.Itoa(a.Port)), release, nil
 }
 
-// WaitReady blocks until the listener is bound (or Run failed) and returns the
-// bound address.
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// WaitReady blocks until every event loop and listener runs (or Run failed) and
+// returns the bound address.
 func (e *Engine) WaitReady() (net.Addr, error) {
 	<-e.booted
 	if e.bootErr != nil {
@@ -225,7 +237,8 @@ func (e *Engine) OnBoot(eng gnet.Engine) gnet.Action {
 		}
 		_ = unix.Close(fd)
 	}
-	close(e.booted)
+	// Ready waits for the first OnTick: gnet creates the other loops (and, with
+	// ReusePort, their listeners) after OnBoot, and starts the ticker after them.
 	return gnet.None
 }
 
@@ -270,11 +283,11 @@ func (e *Engine) OnClose(gc gnet.Conn, err error) gnet.Action {
 	}
 	// gnet removes the fd from its poller after OnClose; a paused fd must be there.
 	c.resumeRead()
+	c.stopDrainWatch()
 	if c.detach(err) {
 		return gnet.None // the peer half-closed while answers are still owed
 	}
 	c.closed.Store(true)
-	c.stopDrainWatch()
 	if c.proto != nil {
 		c.proto.OnClose(err)
 	}
@@ -295,6 +308,7 @@ func (e *Engine) OnTraffic(gc gnet.Conn) gnet.Action {
 func (e *Engine) OnTick() (time.Duration, gnet.Action) {
 	now := time.Now().UnixNano()
 	e.now.Store(now)
+	e.markBooted(nil)
 	e.mu.Lock()
 	for c := range e.conns {
 		if c.det.Load() != nil {
@@ -326,6 +340,9 @@ func (e *Engine) Stop(ctx context.Context) error {
 	if e.bootErr != nil {
 		return e.bootErr
 	}
+	e.lnMu.Lock()
+	e.lnClosed = true // no unlisten from now on: gnet closes its listeners
+	e.lnMu.Unlock()
 	err := e.eng.Stop(ctx)
 	select {
 	case <-e.stopped:

@@ -4,19 +4,17 @@ package engine
 
 import (
 	"net"
-	"os"
-	"strconv"
-	"strings"
+	"reflect"
 
+	"github.com/panjf2000/gnet/v2"
 	"golang.org/x/sys/unix"
 )
 
 // unlisten makes the kernel refuse new connections to the engine's address while
 // the event loops go on serving the open ones (graceful shutdown). gnet closes its
-// listeners only together with its loops and does not expose them, so the engine
-// finds them among the process's descriptors: the TCP sockets listening on its
-// address. Each one is replaced, under the same descriptor number (dup3), by a
-// listening Unix socket bound to a fresh abstract name that nobody connects to.
+// listeners only together with its loops, so the engine takes them over itself:
+// each listener's descriptor gets, under the same number (dup3), a listening Unix
+// socket bound to a fresh abstract name that nobody connects to.
 //
 //   - The listening TCP socket loses its last reference and closes: new connection
 //     attempts are refused (RST, ECONNREFUSED), and connections that finished their
@@ -29,46 +27,102 @@ import (
 //     gnet treats as fatal and stops every loop.
 //   - gnet closes the stand-in when it stops, as it would have closed the listener.
 //
-// With ReusePort every listener of the address in this process is taken, another
-// engine's too if two share the port. It returns how many listeners it replaced.
+// The descriptors are gnet's own listeners (gnetListeners), each checked again to
+// be a TCP socket listening on the engine's address just before it is replaced;
+// lnMu keeps Stop, after which gnet closes them and their numbers may be reused,
+// out of the way. It returns how many listeners it replaced.
 func (e *Engine) unlisten() int {
+	e.lnMu.Lock()
+	defer e.lnMu.Unlock()
 	addr := e.addr.Load()
-	if addr == nil {
+	if e.lnClosed || addr == nil {
 		return 0
 	}
-	ents, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
+	fds, ok := gnetListeners(e.eng)
+	if !ok {
+		e.cfg.Logger.Warn("celeris: shutdown: gnet's listeners not found; new connections are accepted and closed, not refused")
 		return 0
 	}
-	var lns []int
-	for _, ent := range ents {
-		fd, err := strconv.Atoi(ent.Name())
-		if err != nil {
-			continue
-		}
-		if link, err := os.Readlink("/proc/self/fd/" + ent.Name()); err != nil || !strings.HasPrefix(link, "socket:") {
-			continue
-		}
-		if listensOn(fd, addr) {
-			lns = append(lns, fd)
-		}
-	}
-	if len(lns) == 0 {
-		return 0
-	}
-	stand, err := standIn()
-	if err != nil {
-		e.cfg.Logger.Error("celeris: shutdown: new connections are closed, not refused", "err", err)
-		return 0
-	}
-	defer unix.Close(stand)
+	stand := -1
 	n := 0
-	for _, fd := range lns {
+	for _, fd := range fds {
+		if !listensOn(fd, addr) {
+			continue
+		}
+		if stand < 0 {
+			var err error
+			if stand, err = standIn(); err != nil {
+				e.cfg.Logger.Error("celeris: shutdown: new connections are accepted and closed, not refused", "err", err)
+				return 0
+			}
+			defer unix.Close(stand)
+		}
 		if unix.Dup3(stand, fd, unix.O_CLOEXEC) == nil {
 			n++
 		}
 	}
 	return n
+}
+
+// gnetListeners returns the descriptors of eng's listeners: the engine's own (used
+// by the main reactor, or by the first loop with ReusePort) and every event loop's
+// (one per loop with ReusePort). gnet v2 does not export them; they are read by
+// name through reflection, and ok is false when the layout is not gnet v2.10's.
+func gnetListeners(eng gnet.Engine) (fds []int, ok bool) {
+	defer func() {
+		if recover() != nil {
+			fds, ok = nil, false // a layout other than the one expected
+		}
+	}()
+	ev := reflect.ValueOf(eng).FieldByName("eng")
+	if ev.Kind() != reflect.Pointer || ev.IsNil() {
+		return nil, false
+	}
+	ev = ev.Elem()
+	seen := map[int]bool{}
+	add := func(m reflect.Value) bool {
+		if m.Kind() != reflect.Map {
+			return false
+		}
+		for it := m.MapRange(); it.Next(); {
+			ln := it.Value()
+			if ln.Kind() != reflect.Pointer || ln.IsNil() {
+				return false
+			}
+			f := ln.Elem().FieldByName("fd")
+			if f.Kind() != reflect.Int {
+				return false
+			}
+			if fd := int(f.Int()); fd > 0 && !seen[fd] {
+				seen[fd] = true
+				fds = append(fds, fd)
+			}
+		}
+		return true
+	}
+	if !add(ev.FieldByName("listeners")) {
+		return nil, false
+	}
+	if in := ev.FieldByName("ingress"); in.Kind() == reflect.Pointer && !in.IsNil() {
+		if !add(in.Elem().FieldByName("listeners")) {
+			return nil, false
+		}
+	}
+	lb := ev.FieldByName("eventLoops") // an interface holding *xxxLoadBalancer
+	if lb.Kind() != reflect.Interface || lb.IsNil() || lb.Elem().Kind() != reflect.Pointer {
+		return nil, false
+	}
+	loops := lb.Elem().Elem().FieldByName("eventLoops") // promoted from baseLoadBalancer
+	if loops.Kind() != reflect.Slice {
+		return nil, false
+	}
+	for i := 0; i < loops.Len(); i++ {
+		el := loops.Index(i)
+		if el.Kind() != reflect.Pointer || el.IsNil() || !add(el.Elem().FieldByName("listeners")) {
+			return nil, false
+		}
+	}
+	return fds, true
 }
 
 // listensOn reports whether fd is a listening TCP socket bound to addr.

@@ -187,6 +187,7 @@ func (cn *Conn) OnClose(error) {
 
 // OnData parses and serves every complete request in in (pipelining), in order.
 func (cn *Conn) OnData(in []byte) (int, error) {
+	cn.outHeld = false
 	if cn.busy {
 		if cn.streamEx != nil {
 			n := cn.feedPipe(in)
@@ -206,7 +207,6 @@ func (cn *Conn) OnData(in []byte) (int, error) {
 		cn.outHeld = true
 		return 0, nil
 	}
-	cn.outHeld = false
 	consumed := 0
 	// Once a batch went to a worker (busy), the worker owns it: stop parsing; the
 	// rest waits in the engine's buffer until the batch is handed back.
@@ -507,6 +507,11 @@ func (cn *Conn) waitOutput() {
 	cn.mu.Lock()
 	for cn.queued > outboundHigh && !cn.closed {
 		cn.waiters++
+		if cn.waiters == 1 {
+			// The loop may have asked DrainLevel before this wait began: wake it
+			// so that it arms its drain watch for this level.
+			cn.c.Wake()
+		}
 		cn.outCond.Wait()
 		cn.waiters--
 	}
