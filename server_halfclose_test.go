@@ -41,6 +41,9 @@ func halfCloseRoutes(s *Server) {
 		return nil
 	})
 	s.GET("/inline", func(c *Context) error { return c.String(200, "inline") }).Inline()
+	s.GET("/inlinebig", func(c *Context) error {
+		return c.Blob(200, "application/octet-stream", bytes.Repeat([]byte("i"), 16<<20))
+	}).Inline()
 	s.POST("/slowcount", func(c *Context) error {
 		// Reads slowly, so that the body backs up into the engine's buffers.
 		buf := make([]byte, 64<<10)
@@ -508,6 +511,53 @@ func TestH1HalfCloseUploadEnds(t *testing.T) {
 			}
 			if r.cancelled != tt.cancelled {
 				t.Fatalf("context cancelled: %v, want %v", r.cancelled, tt.cancelled)
+			}
+		})
+	}
+}
+
+// TestH1HalfCloseAfterOutputQueued: the client half-closes only after the server
+// queued a large answer that the socket could not take yet (gnet holds it). gnet
+// writes its buffer once as it closes and would drop the rest; the engine moves it
+// to its own writer instead, so every byte arrives. Also when the answer closes the
+// connection anyway (Connection: close, HTTP/1.0), for pipelined answers, and for
+// an inline route (nothing is owed to a worker then).
+func TestH1HalfCloseAfterOutputQueued(t *testing.T) {
+	s, addr := startServer(t, Config{}, halfCloseRoutes)
+	for _, tc := range []struct {
+		name  string
+		raw   string
+		sizes []int
+	}{
+		{"keep-alive", "GET /slowbig?mib=16 HTTP/1.1\r\nHost: x\r\n\r\n", []int{16 << 20}},
+		{"connection close", "GET /slowbig?mib=16 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", []int{16 << 20}},
+		{"HTTP/1.0", "GET /slowbig?mib=16 HTTP/1.0\r\n\r\n", []int{16 << 20}},
+		{"pipelined", "GET /slowbig?mib=8 HTTP/1.1\r\nHost: x\r\n\r\nGET /slowbig?mib=12 HTTP/1.1\r\nHost: x\r\n\r\n", []int{8 << 20, 12 << 20}},
+		{"inline", "GET /inlinebig HTTP/1.1\r\nHost: x\r\n\r\n", []int{16 << 20}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := dialSmallWindow(t, addr)
+			if _, err := io.WriteString(c, tc.raw); err != nil {
+				t.Fatal(err)
+			}
+			// Let the handlers answer and the loop queue the output.
+			time.Sleep(300 * time.Millisecond)
+			waitFor(t, "the handlers to return", func() bool { return s.Stats().ActiveRequests == 0 })
+			if err := c.CloseWrite(); err != nil {
+				t.Fatal(err)
+			}
+			all, err := io.ReadAll(c)
+			if err != nil {
+				t.Fatalf("read until the server closes: %v (got %d bytes)", err, len(all))
+			}
+			bodies := responses(t, all)
+			if len(bodies) != len(tc.sizes) {
+				t.Fatalf("%d answers, want %d (%d bytes in all)", len(bodies), len(tc.sizes), len(all))
+			}
+			for i, b := range bodies {
+				if len(b) != tc.sizes[i] {
+					t.Fatalf("answer %d: %d bytes, want %d", i+1, len(b), tc.sizes[i])
+				}
 			}
 		})
 	}

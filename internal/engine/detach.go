@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Serving after the client's half-close.
@@ -16,9 +18,15 @@ import (
 // end of input as the end of the connection: it calls OnClose and closes the fd at
 // once. An answer that a handler goroutine is still preparing would be lost.
 //
-// When that happens while the protocol says it still owes answers (afterEOF), the
-// engine detaches the connection from gnet instead of closing it: it duplicates the
-// fd before gnet closes its own, keeps the input gnet had buffered, and goes on
+// gnet also writes the output it still holds only once, best effort, as it closes,
+// and drops what the socket did not take: a large answer to a client that
+// half-closed while reading it would be cut short.
+//
+// When the input ends while the protocol says it still owes answers (afterEOF), or
+// while gnet holds unsent output, the engine detaches the connection from gnet
+// instead of closing it: it duplicates the fd before gnet closes its own, moves
+// gnet's unsent output to its own writer (takeOutbound), keeps the input gnet had
+// buffered, and goes on
 // driving the protocol from the same event loop's wake-up queue. Output no longer
 // goes through gnet: a goroutine writes it to the duplicate through the runtime's
 // poller, in slices each bounded by the idle timeout. Once the protocol has nothing
@@ -58,20 +66,30 @@ type detached struct {
 // detach takes c over from gnet, which is closing it with err; it reports whether
 // it did (gnet then closes only its own fd). Loop only, from OnClose.
 func (c *conn) detach(err error) bool {
-	if !errors.Is(err, io.EOF) || c.proto == nil || c.closing || c.wantClose {
+	if !errors.Is(err, io.EOF) || c.proto == nil {
 		return false
 	}
-	if p, ok := c.proto.(afterEOF); !ok || !p.InputEnded() {
-		return false
+	owed := false
+	if p, ok := c.proto.(afterEOF); ok && !c.closing && !c.wantClose {
+		owed = p.InputEnded()
 	}
-	if c.gc.OutboundBuffered() > 0 {
-		// gnet flushes its buffer once, best effort, as it closes: later bytes
-		// could not be ordered after it.
+	pending := c.gc.OutboundBuffered()
+	if !owed && pending == 0 {
 		return false
 	}
 	fd, derr := c.gc.Dup()
 	if derr != nil {
 		return false
+	}
+	var out []byte
+	if pending > 0 {
+		// gnet would write its buffer once, best effort, as it closes, and lose
+		// what the socket did not take: the writer sends it first instead.
+		var ok bool
+		if out, ok = takeOutbound(c.gc); !ok {
+			_ = unix.Close(fd)
+			return false
+		}
 	}
 	f := os.NewFile(uintptr(fd), "celeris-detached") // non-blocking: uses the runtime poller
 	if f == nil {
@@ -79,6 +97,9 @@ func (c *conn) detach(err error) bool {
 	}
 	d := &detached{f: f}
 	d.cond.L = &d.mu
+	if len(out) > 0 {
+		d.push(out)
+	}
 	if n := c.gc.InboundBuffered(); n > 0 {
 		if b, perr := c.gc.Peek(n); perr == nil {
 			d.in = append([]byte(nil), b...)
@@ -101,7 +122,7 @@ func (c *conn) onDetached(d *detached) {
 		c.drainProto()
 	}
 	stalled := false
-	for err == nil && !c.wantClose && d.off < len(d.in) {
+	for err == nil && !c.wantClose && !c.closing && d.off < len(d.in) {
 		var n int
 		n, err = c.proto.OnData(d.in[d.off:])
 		d.off += n
@@ -126,7 +147,7 @@ func (c *conn) onDetached(d *detached) {
 	if fa, ok := c.proto.(flushAware); ok {
 		fa.AfterFlush(int(d.pending.Load()))
 	}
-	if err != nil || c.wantClose || d.failed.Load() || (!c.proto.Busy() && !stalled) {
+	if err != nil || c.wantClose || c.closing || d.failed.Load() || (!c.proto.Busy() && !stalled) {
 		c.finishDetached(err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"unsafe"
 
 	"github.com/panjf2000/gnet/v2"
+	"github.com/panjf2000/gnet/v2/pkg/buffer/elastic"
 	"github.com/panjf2000/gnet/v2/pkg/netpoll"
 )
 
@@ -18,8 +19,8 @@ import (
 // unconsumed bytes are buffered, and puts it back once the protocol consumed them:
 // the kernel's receive window then pushes back on the client (TCP flow control).
 //
-// The poller and the connection's poll attachment are unexported fields of gnet's
-// connection. They are located once, by name and type, through reflection; when the
+// The poller and the connection's poll attachment (and, for detach.go, its output
+// buffer) are unexported fields of gnet's connection. They are located once, by name and type, through reflection; when the
 // gnet version in use lays them out differently, pausing is disabled (and the old
 // unbounded behaviour remains). This file, with internal/bytesconv, is where the
 // module uses unsafe; it is pinned to gnet v2.10.0's layout and checked at start.
@@ -31,6 +32,10 @@ var (
 	gnetConnType   reflect.Type
 	pollerPtrType  = reflect.TypeOf((*netpoll.Poller)(nil))
 	attachmentType = reflect.TypeOf(netpoll.PollAttachment{})
+
+	outboundOK     bool    // takeOutbound works (detach.go)
+	outboundOffset uintptr // conn.outboundBuffer (elastic.Buffer)
+	outboundType   = reflect.TypeOf(elastic.Buffer{})
 )
 
 // initPause finds the fields on the first connection seen.
@@ -40,6 +45,9 @@ func initPause(gc gnet.Conn) {
 		return
 	}
 	ct := t.Elem()
+	if of, ok := ct.FieldByName("outboundBuffer"); ok && of.Type == outboundType {
+		gnetConnType, outboundOffset, outboundOK = t, of.Offset, true
+	}
 	lf, ok1 := ct.FieldByName("loop")
 	af, ok2 := ct.FieldByName("pollAttachment")
 	if !ok1 || !ok2 || af.Type != attachmentType || lf.Type.Kind() != reflect.Pointer || lf.Type.Elem().Kind() != reflect.Struct {
@@ -66,6 +74,20 @@ func pollHandles(gc gnet.Conn) (*netpoll.Poller, *netpoll.PollAttachment) {
 	poller := *(**netpoll.Poller)(unsafe.Add(loop, pollerOffset))
 	pa := (*netpoll.PollAttachment)(unsafe.Add(base, attachOffset))
 	return poller, pa
+}
+
+// takeOutbound moves the output gnet still holds for gc into a new slice and
+// empties gnet's buffer (event loop only), so that gnet's close writes nothing more
+// and the engine can write it after all, in order, to a duplicate of the fd
+// (detach.go). ok is false when gnet's layout is not the one expected.
+func takeOutbound(gc gnet.Conn) (b []byte, ok bool) {
+	if !outboundOK || reflect.TypeOf(gc) != gnetConnType {
+		return nil, false
+	}
+	mb := (*elastic.Buffer)(unsafe.Add(reflect.ValueOf(gc).UnsafePointer(), outboundOffset))
+	b = make([]byte, mb.Buffered())
+	n, _ := mb.Read(b)
+	return b[:n], mb.IsEmpty()
 }
 
 // pauseRead stops reading c's socket (event loop only). Only called when gnet holds

@@ -106,14 +106,11 @@ func (cn *Conn) Busy() bool { return cn.busy }
 // is read either): the rest of the body may still be buffered. A body whose rest
 // cannot come fails with ErrBodyAborted (feedPipe, AbortBody).
 func (cn *Conn) InputEnded() bool {
-	if !cn.busy {
-		return false
-	}
 	cn.inputEnded = true
 	if cn.streamEx == nil {
 		cn.cancelAtEOF()
 	}
-	return true
+	return cn.busy
 }
 
 // cancelAtEOF cancels the contexts of the requests served, and makes those created
