@@ -17,6 +17,12 @@ import (
 func startServer(t testing.TB, cfg Config, register func(s *Server)) (*Server, string) {
 	t.Helper()
 	cfg.Addr = "127.0.0.1:0"
+	return startServerAt(t, cfg, register)
+}
+
+// startServerAt is startServer on cfg.Addr as given.
+func startServerAt(t testing.TB, cfg Config, register func(s *Server)) (*Server, string) {
+	t.Helper()
 	if cfg.EventLoops == 0 {
 		cfg.EventLoops = 2
 	}
@@ -24,15 +30,7 @@ func startServer(t testing.TB, cfg Config, register func(s *Server)) (*Server, s
 	if register != nil {
 		register(s)
 	}
-	errc := make(chan error, 1)
-	go func() { errc <- s.Start() }()
-	select {
-	case <-s.Ready():
-	case err := <-errc:
-		t.Fatalf("start: %v", err)
-	case <-time.After(10 * time.Second):
-		t.Fatal("server did not start")
-	}
+	errc := runServer(t, s)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
@@ -44,6 +42,22 @@ func startServer(t testing.TB, cfg Config, register func(s *Server)) (*Server, s
 		}
 	})
 	return s, s.Addr().String()
+}
+
+// runServer starts s and waits until it is ready. The channel gets what Start
+// returned.
+func runServer(t testing.TB, s *Server) <-chan error {
+	t.Helper()
+	errc := make(chan error, 1)
+	go func() { errc <- s.Start() }()
+	select {
+	case <-s.Ready():
+	case err := <-errc:
+		t.Fatalf("start: %v", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("server did not start")
+	}
+	return errc
 }
 
 // rawConn is a raw TCP client for wire-level tests.

@@ -69,9 +69,7 @@ func TestShutdownRefusesNewConnections(t *testing.T) {
 				return c.String(200, "held")
 			})
 			s.GET("/bench", func(c *Context) error { return c.String(200, "OK") })
-			errc := make(chan error, 1)
-			go func() { errc <- s.Start() }()
-			<-s.Ready()
+			errc := runServer(t, s)
 			addr := s.Addr().String()
 
 			// Every loop takes connections on the reported port: with 4 loops
@@ -149,9 +147,7 @@ func TestShutdownRefusesNewConnections(t *testing.T) {
 func TestShutdownLeavesOtherListeners(t *testing.T) {
 	s1 := New(Config{Addr: "127.0.0.1:0", EventLoops: 2, ReusePort: true})
 	s1.GET("/who", func(c *Context) error { return c.String(200, "one") })
-	errc1 := make(chan error, 1)
-	go func() { errc1 <- s1.Start() }()
-	<-s1.Ready()
+	errc1 := runServer(t, s1)
 	port := s1.Addr().(*net.TCPAddr).Port
 	s2, addr := startServerAt(t, Config{Addr: s1.Addr().String(), EventLoops: 2, ReusePort: true}, func(s *Server) {
 		s.GET("/who", func(c *Context) error { return c.String(200, "two") })
@@ -180,36 +176,13 @@ func TestShutdownLeavesOtherListeners(t *testing.T) {
 	}
 }
 
-// startServerAt is startServer on cfg.Addr as given.
-func startServerAt(t *testing.T, cfg Config, register func(s *Server)) (*Server, string) {
-	t.Helper()
-	s := New(cfg)
-	register(s)
-	errc := make(chan error, 1)
-	go func() { errc <- s.Start() }()
-	select {
-	case <-s.Ready():
-	case err := <-errc:
-		t.Fatalf("start: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := s.Shutdown(context.Background()); err != nil {
-			t.Errorf("shutdown: %v", err)
-		}
-		<-errc
-	})
-	return s, s.Addr().String()
-}
-
 // TestRestartOnSamePort: a server that closed connections itself leaves them in
 // TIME_WAIT on its port for a minute; a new server (a restart) must still bind it,
 // as with net/http (SO_REUSEADDR).
 func TestRestartOnSamePort(t *testing.T) {
 	s1 := New(Config{Addr: "127.0.0.1:0", EventLoops: 1})
 	s1.GET("/bench", func(c *Context) error { return c.String(200, "OK") })
-	errc := make(chan error, 1)
-	go func() { errc <- s1.Start() }()
-	<-s1.Ready()
+	errc := runServer(t, s1)
 	addr := s1.Addr().String()
 	for i := 0; i < 5; i++ {
 		r := dialRaw(t, addr)
@@ -281,9 +254,7 @@ func TestShutdownUnderConnectionChurn(t *testing.T) {
 				return c.String(200, "slow")
 			})
 			s.GET("/bench", func(c *Context) error { return c.String(200, "OK") })
-			errc := make(chan error, 1)
-			go func() { errc <- s.Start() }()
-			<-s.Ready()
+			errc := runServer(t, s)
 			addr := s.Addr().String()
 
 			const slow = 50
