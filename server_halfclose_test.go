@@ -14,6 +14,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
 )
 
 // halfCloseRoutes: safe routes that answer at once, after a while, with a large
@@ -560,6 +563,45 @@ func TestH1HalfCloseAfterOutputQueued(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestH2HalfCloseEndsAfterQueuedOutput: an HTTP/2 client half-closes while gnet holds
+// DATA the socket did not take yet, and its stream still needs window it can no
+// longer grant. The client gets the queued output, then the connection closes (the
+// stream is aborted, as at any end of input); it must not stay open waiting for a
+// WINDOW_UPDATE that cannot come, nor hold a graceful shutdown up.
+func TestH2HalfCloseEndsAfterQueuedOutput(t *testing.T) {
+	s, addr := startServer(t, Config{}, halfCloseRoutes)
+	c := dialSmallWindow(t, addr)
+	_, _ = io.WriteString(c, http2.ClientPreface)
+	fr := http2.NewFramer(c, c)
+	_ = fr.WriteSettings(http2.Setting{ID: http2.SettingInitialWindowSize, Val: 12 << 20})
+	_ = fr.WriteWindowUpdate(0, 12<<20)
+	var hb bytes.Buffer
+	enc := hpack.NewEncoder(&hb)
+	for _, f := range [][2]string{{":method", "GET"}, {":scheme", "http"}, {":authority", "x"}, {":path", "/slowbig?mib=16"}} {
+		_ = enc.WriteField(hpack.HeaderField{Name: f[0], Value: f[1]})
+	}
+	_ = fr.WriteHeaders(http2.HeadersFrameParam{StreamID: 1, BlockFragment: hb.Bytes(), EndStream: true, EndHeaders: true})
+	time.Sleep(300 * time.Millisecond) // the handler answers; 12 MiB of DATA queue up
+	waitFor(t, "the handler to return", func() bool { return s.Stats().ActiveRequests == 0 })
+	if err := c.CloseWrite(); err != nil {
+		t.Fatal(err)
+	}
+	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	n, err := io.Copy(io.Discard, c)
+	if err != nil {
+		t.Fatalf("after %d bytes: %v; the connection should have closed", n, err)
+	}
+	if n < 8<<20 {
+		t.Fatalf("%d bytes: the queued DATA was not delivered", n)
+	}
+	waitFor(t, "the connection to be released", func() bool { return s.Stats().OpenConnections == 0 })
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := s.Shutdown(ctx); err != nil {
+		t.Fatalf("shutdown: %v", err)
 	}
 }
 

@@ -100,6 +100,17 @@ func (c *conn) detach(err error) bool {
 	if len(out) > 0 {
 		d.push(out)
 	}
+	if _, ok := c.proto.(afterEOF); !ok {
+		// A protocol that cannot serve past the end of input (HTTP/2: its
+		// streams wait on WINDOW_UPDATEs and bodies that cannot come) gets only
+		// the output it already produced; it closes now, as gnet would close it.
+		c.deadline.Store(0)
+		c.pendingOut.Store(false)
+		c.det.Store(d)
+		go d.writer(c)
+		c.finishDetached(err)
+		return true
+	}
 	if n := c.gc.InboundBuffered(); n > 0 {
 		if b, perr := c.gc.Peek(n); perr == nil {
 			d.in = append([]byte(nil), b...)
@@ -117,9 +128,12 @@ func (c *conn) detach(err error) bool {
 // protocol writes what its handlers handed back and parses what input is left.
 func (c *conn) onDetached(d *detached) {
 	c.woken.Store(false)
-	err := c.proto.OnWake()
-	if err == nil && c.drain.Load() {
-		c.drainProto()
+	var err error
+	if !c.closing {
+		err = c.proto.OnWake()
+		if err == nil && c.drain.Load() {
+			c.drainProto()
+		}
 	}
 	stalled := false
 	for err == nil && !c.wantClose && !c.closing && d.off < len(d.in) {

@@ -242,6 +242,14 @@ func (e *Engine) OnBoot(eng gnet.Engine) gnet.Action {
 	return gnet.None
 }
 
+// OnShutdown runs before gnet closes its listeners, whether Stop asked or a loop
+// failed: no unlisten may touch their descriptors from then on.
+func (e *Engine) OnShutdown(gnet.Engine) {
+	e.lnMu.Lock()
+	e.lnClosed = true
+	e.lnMu.Unlock()
+}
+
 // tcpAddr converts an IPv4 or IPv6 socket address; nil for any other.
 func tcpAddr(sa unix.Sockaddr) *net.TCPAddr {
 	switch a := sa.(type) {

@@ -29,13 +29,18 @@ import (
 //
 // The descriptors are gnet's own listeners (gnetListeners), each checked again to
 // be a TCP socket listening on the engine's address just before it is replaced;
-// lnMu keeps Stop, after which gnet closes them and their numbers may be reused,
-// out of the way. It returns how many listeners it replaced.
+// lnMu keeps gnet's shutdown (OnShutdown comes first), after which gnet closes them
+// and their numbers may be reused, out of the way. It returns how many listeners it replaced.
 func (e *Engine) unlisten() int {
+	select {
+	case <-e.booted: // gnet registered every loop and listener
+	default:
+		return 0
+	}
 	e.lnMu.Lock()
 	defer e.lnMu.Unlock()
 	addr := e.addr.Load()
-	if e.lnClosed || addr == nil {
+	if e.lnClosed || e.bootErr != nil || addr == nil {
 		return 0
 	}
 	fds, ok := gnetListeners(e.eng)
