@@ -100,18 +100,8 @@ func (c *conn) detach(err error) bool {
 	if len(out) > 0 {
 		d.push(out)
 	}
-	if _, ok := c.proto.(afterEOF); !ok {
-		// A protocol that cannot serve past the end of input (HTTP/2: its
-		// streams wait on WINDOW_UPDATEs and bodies that cannot come) gets only
-		// the output it already produced; it closes now, as gnet would close it.
-		c.deadline.Store(0)
-		c.pendingOut.Store(false)
-		c.det.Store(d)
-		go d.writer(c)
-		c.finishDetached(err)
-		return true
-	}
-	if n := c.gc.InboundBuffered(); n > 0 {
+	_, serves := c.proto.(afterEOF)
+	if n := c.gc.InboundBuffered(); n > 0 && serves {
 		if b, perr := c.gc.Peek(n); perr == nil {
 			d.in = append([]byte(nil), b...)
 		}
@@ -120,6 +110,13 @@ func (c *conn) detach(err error) bool {
 	c.pendingOut.Store(false)
 	c.det.Store(d)
 	go d.writer(c)
+	if !serves {
+		// A protocol that cannot serve past the end of input (HTTP/2: its
+		// streams wait on WINDOW_UPDATEs and bodies that cannot come) gets only
+		// the output it already produced; it closes now, as gnet would close it.
+		c.finishDetached(err)
+		return true
+	}
 	c.Wake() // the first onDetached: the rest of the input, or the end of a body
 	return true
 }

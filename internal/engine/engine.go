@@ -86,8 +86,8 @@ type Engine struct {
 	stopped  chan struct{}
 	draining atomic.Bool
 
-	lnMu     sync.Mutex // serializes unlisten with Stop (unlisten_linux.go)
-	lnClosed bool       // guarded by lnMu: Stop began; gnet closes the listeners
+	lnMu     sync.Mutex // serializes unlisten with gnet's shutdown (unlisten_linux.go)
+	lnClosed bool       // guarded by lnMu: gnet shuts down (OnShutdown) and closes the listeners
 
 	now atomic.Int64 // coarse clock, unix nanoseconds, refreshed by the ticker
 
@@ -293,7 +293,7 @@ func (e *Engine) OnClose(gc gnet.Conn, err error) gnet.Action {
 	c.resumeRead()
 	c.stopDrainWatch()
 	if c.detach(err) {
-		return gnet.None // the peer half-closed while answers are still owed
+		return gnet.None // the input ended with answers owed or output unsent (detach.go)
 	}
 	c.closed.Store(true)
 	if c.proto != nil {
@@ -348,9 +348,6 @@ func (e *Engine) Stop(ctx context.Context) error {
 	if e.bootErr != nil {
 		return e.bootErr
 	}
-	e.lnMu.Lock()
-	e.lnClosed = true // no unlisten from now on: gnet closes its listeners
-	e.lnMu.Unlock()
 	err := e.eng.Stop(ctx)
 	select {
 	case <-e.stopped:
