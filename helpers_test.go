@@ -115,6 +115,16 @@ func (r *rawConn) expectClosed() {
 	}
 }
 
+// rawGet sends GET path on a new raw connection and returns the answer's status
+// and body.
+func rawGet(t testing.TB, addr, path string) (int, string) {
+	t.Helper()
+	r := dialRaw(t, addr)
+	r.send("GET " + path + " HTTP/1.1\r\nHost: x\r\n\r\n")
+	resp := r.readResponse("GET")
+	return resp.StatusCode, bodyString(t, resp)
+}
+
 func bodyString(t testing.TB, resp *http.Response) string {
 	t.Helper()
 	b, err := io.ReadAll(resp.Body)

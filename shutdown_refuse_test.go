@@ -75,10 +75,8 @@ func TestShutdownRefusesNewConnections(t *testing.T) {
 			// Every loop takes connections on the reported port: with 4 loops
 			// and 8 connections, round robin or the kernel's hash reach several.
 			for i := 0; i < 8; i++ {
-				r := dialRaw(t, addr)
-				r.send("GET /bench HTTP/1.1\r\nHost: x\r\n\r\n")
-				if resp := r.readResponse("GET"); resp.StatusCode != 200 {
-					t.Fatalf("before shutdown: %d", resp.StatusCode)
+				if status, _ := rawGet(t, addr, "/bench"); status != 200 {
+					t.Fatalf("before shutdown: %d", status)
 				}
 			}
 			// With SO_REUSEPORT every loop listens, all on the reported port.
@@ -168,10 +166,8 @@ func TestShutdownLeavesOtherListeners(t *testing.T) {
 		t.Fatalf("%d sockets listen on the port after the first server stopped, want 2", n)
 	}
 	for i := 0; i < 20; i++ {
-		r := dialRaw(t, addr)
-		r.send("GET /who HTTP/1.1\r\nHost: x\r\n\r\n")
-		if resp := r.readResponse("GET"); resp.StatusCode != 200 || bodyString(t, resp) != "two" {
-			t.Fatalf("after the first server stopped: %d", resp.StatusCode)
+		if status, body := rawGet(t, addr, "/who"); status != 200 || body != "two" {
+			t.Fatalf("after the first server stopped: %d %q", status, body)
 		}
 	}
 }
@@ -199,9 +195,7 @@ func TestRestartOnSamePort(t *testing.T) {
 	_, addr2 := startServerAt(t, Config{Addr: addr, EventLoops: 1}, func(s *Server) {
 		s.GET("/bench", func(c *Context) error { return c.String(200, "again") })
 	})
-	r := dialRaw(t, addr2)
-	r.send("GET /bench HTTP/1.1\r\nHost: x\r\n\r\n")
-	if resp := r.readResponse("GET"); bodyString(t, resp) != "again" {
+	if _, body := rawGet(t, addr2, "/bench"); body != "again" {
 		t.Fatal("restarted server did not answer")
 	}
 }

@@ -69,10 +69,8 @@ func (c *conn) detach(err error) bool {
 	if !errors.Is(err, io.EOF) || c.proto == nil {
 		return false
 	}
-	owed := false
-	if p, ok := c.proto.(afterEOF); ok && !c.closing && !c.wantClose {
-		owed = p.InputEnded()
-	}
+	p, serves := c.proto.(afterEOF) // HTTP/2 cannot serve past the end of input
+	owed := serves && !c.closing && !c.wantClose && p.InputEnded()
 	pending := c.gc.OutboundBuffered()
 	if !owed && pending == 0 {
 		return false
@@ -100,7 +98,6 @@ func (c *conn) detach(err error) bool {
 	if len(out) > 0 {
 		d.push(out)
 	}
-	_, serves := c.proto.(afterEOF)
 	if n := c.gc.InboundBuffered(); n > 0 && serves {
 		if b, perr := c.gc.Peek(n); perr == nil {
 			d.in = append([]byte(nil), b...)
