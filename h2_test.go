@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,6 +20,8 @@ import (
 	h2spechpack "github.com/summerwind/h2spec/hpack"
 	h2spechttp2 "github.com/summerwind/h2spec/http2"
 	"github.com/summerwind/h2spec/spec"
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
 )
 
 // TestRoutesBothProtocols runs the route table over HTTP/1.1 and h2c.
@@ -205,6 +208,111 @@ func TestH2ManyStreamsManyConnections(t *testing.T) {
 	}
 	if n > 0 {
 		t.Fatalf("%d of 600 streams failed", n)
+	}
+}
+
+// TestH2RefusalHeader: HTTP/2's own refusals (413 for a declared body over the
+// limit, 431 for a header list over it) carry Config.RefusalHeader's fields, and
+// a panicking RefusalHeader leaves them out without harming the server.
+func TestH2RefusalHeader(t *testing.T) {
+	var panics atomic.Bool
+	refusal := func(status int) http.Header {
+		if panics.Load() {
+			panic("refusal header")
+		}
+		return refusedHeader(status)
+	}
+	_, addr := startServer(t, Config{MaxRequestBodySize: 1 << 10, MaxHeaderBytes: 4 << 10, RefusalHeader: refusal}, testRoutes)
+	client := h2cClient()
+	for _, withPanic := range []bool{false, true} {
+		panics.Store(withPanic)
+		want := func(status int) string {
+			if withPanic {
+				return ""
+			}
+			return strconv.Itoa(status)
+		}
+		big, _ := http.NewRequest("POST", "http://"+addr+"/upload", bytes.NewReader(make([]byte, 4<<10)))
+		resp, err := client.Do(big)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = bodyString(t, resp)
+		if resp.ProtoMajor != 2 || resp.StatusCode != 413 || resp.Header.Get("X-Refused") != want(413) {
+			t.Fatalf("%s %d, X-Refused %q", resp.Proto, resp.StatusCode, resp.Header.Get("X-Refused"))
+		}
+		// Go's client does not send a header list over the advertised limit. (One
+		// string over it is a COMPRESSION_ERROR, as in x/net's server: the
+		// decoder refuses to read it.)
+		var many []hpack.HeaderField
+		for i := range 40 {
+			many = append(many, hpack.HeaderField{Name: "x-f" + strconv.Itoa(i), Value: strings.Repeat("h", 200)})
+		}
+		status, fields := rawH2Get(t, addr, many...)
+		if status != "431" || fields["x-refused"] != want(431) {
+			t.Fatalf("%s %v", status, fields)
+		}
+	}
+	if resp, err := client.Get("http://" + addr + "/bench"); err != nil || bodyString(t, resp) != "OK" || resp.Header.Get("X-Refused") != "" {
+		t.Fatal(resp, err)
+	}
+}
+
+// rawH2Get sends GET /bench with extra fields over a prior-knowledge h2c
+// connection of its own and returns the response's status and fields.
+func rawH2Get(t *testing.T, addr string, extra ...hpack.HeaderField) (string, map[string]string) {
+	t.Helper()
+	nc, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	_ = nc.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.WriteString(nc, http2.ClientPreface); err != nil {
+		t.Fatal(err)
+	}
+	fr := http2.NewFramer(nc, nc)
+	if err := fr.WriteSettings(); err != nil {
+		t.Fatal(err)
+	}
+	var block bytes.Buffer
+	enc := hpack.NewEncoder(&block)
+	for _, f := range append([]hpack.HeaderField{
+		{Name: ":method", Value: "GET"}, {Name: ":scheme", Value: "http"},
+		{Name: ":authority", Value: addr}, {Name: ":path", Value: "/bench"},
+	}, extra...) {
+		_ = enc.WriteField(f)
+	}
+	if err := fr.WriteHeaders(http2.HeadersFrameParam{StreamID: 1, BlockFragment: block.Bytes(), EndStream: true, EndHeaders: true}); err != nil {
+		t.Fatal(err)
+	}
+	dec := hpack.NewDecoder(4096, nil)
+	for {
+		f, err := fr.ReadFrame()
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch f := f.(type) {
+		case *http2.SettingsFrame:
+			if !f.IsAck() {
+				_ = fr.WriteSettingsAck()
+			}
+		case *http2.HeadersFrame:
+			if f.StreamID != 1 {
+				continue
+			}
+			hf, err := dec.DecodeFull(f.HeaderBlockFragment())
+			if err != nil {
+				t.Fatal(err)
+			}
+			fields := map[string]string{}
+			for _, h := range hf {
+				fields[h.Name] = h.Value
+			}
+			return fields[":status"], fields
+		case *http2.GoAwayFrame:
+			t.Fatalf("GOAWAY %v", f.ErrCode)
+		}
 	}
 }
 

@@ -25,6 +25,9 @@ func (s *Server) configureH2(ecfg *engine.Config) {
 		StreamGauge:          &s.activeStreams,
 		Logger:               s.logger,
 	}
+	if s.cfg.RefusalHeader != nil {
+		s.h2cfg.RefusalFields = s.refusalFields
+	}
 	s.h1cfg.EnableH2C = true
 	ecfg.NewH2 = func(c httpmsg.Conn) httpmsg.Proto {
 		p := h2.NewConn(c, s, s.pool, &s.h2cfg)

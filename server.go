@@ -54,6 +54,18 @@ type Config struct {
 
 	ErrorHandler ErrorHandler // maps handler errors to responses [DefaultErrorHandler]
 	Logger       *slog.Logger // cold-path logging [slog.Default()]
+
+	// RefusalHeader, when set, adds header fields to the answers the server gives
+	// without running any handler or middleware: requests the protocol layer
+	// refuses (HTTP/1.1: malformed 400, 413, 414, 417, 431, 501, 505; HTTP/2: 413
+	// and 431; as net/http answers these before its handlers) and 503 when no
+	// worker is free. It gets the status and returns the fields to add, which pass
+	// the same checks as a handler's (fields the server owns, such as
+	// Content-Length, and values with CR, LF or NUL are dropped). Middleware that
+	// gives every response a header, such as a request id, sets it here as well:
+	// see requestid.RefusalHeader. It runs on an event loop: it must be quick and
+	// never block. A panic in it is logged and its fields are left out. [nil]
+	RefusalHeader func(status int) http.Header
 }
 
 // Server is a Celeris HTTP server. Register routes, then Start.
@@ -114,12 +126,31 @@ func New(cfg Config) *Server {
 		Handler: s,
 		Logger:  s.logger,
 	}
+	if cfg.RefusalHeader != nil {
+		s.h1cfg.RefusalFields = s.refusalFields
+	}
 	s.ctxs.New = func() any {
 		c := &Context{server: s}
 		c.header = c.hdrBuf[:0]
 		return c
 	}
 	return s
+}
+
+// refusalFields calls Config.RefusalHeader for the protocol layers.
+func (s *Server) refusalFields(status int) (fields []httpmsg.Field) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.logger.Error("celeris: RefusalHeader panicked", "status", status, "panic", p)
+			fields = nil
+		}
+	}()
+	for name, values := range s.cfg.RefusalHeader(status) {
+		for _, v := range values {
+			fields = append(fields, httpmsg.Field{Name: name, Value: v})
+		}
+	}
+	return fields
 }
 
 // Start listens on Config.Addr and serves until Shutdown. It returns

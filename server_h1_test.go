@@ -32,6 +32,7 @@ func testRoutes(s *Server) {
 		}
 		return c.String(200, strconv.Itoa(len(b)))
 	})
+	s.POST("/inline-upload", func(c *Context) error { return c.String(200, strconv.Itoa(len(c.req.Body))) }).Inline()
 	s.POST("/reject", func(c *Context) error { return NewHTTPError(403, "no") })
 	s.GET("/panic", func(c *Context) error { panic("boom") })
 	s.GET("/slow", func(c *Context) error {
@@ -170,13 +171,20 @@ func TestH1OneByteWrites(t *testing.T) {
 	}
 }
 
-// TestH1Framing checks every framing and limit rule: the status, then close.
+// refusedHeader is a Config.RefusalHeader for tests: X-Refused carries the status.
+func refusedHeader(status int) http.Header {
+	return http.Header{"X-Refused": {strconv.Itoa(status)}, "Content-Length": {"1"}}
+}
+
+// TestH1Framing checks every framing and limit rule: the status, the
+// RefusalHeader fields, then close.
 func TestH1Framing(t *testing.T) {
-	_, addr := startServer(t, Config{MaxRequestBodySize: 1 << 20}, testRoutes)
+	_, addr := startServer(t, Config{MaxRequestBodySize: 1 << 20, RefusalHeader: refusedHeader}, testRoutes)
 	long := strings.Repeat("a", 9<<10)
 	tests := []struct {
 		name, req string
 		status    int
+		routed    bool // answered by the handler chain (a streamed body's error), not refused
 	}{
 		{name: "no host", req: "GET /bench HTTP/1.1\r\n\r\n", status: 400},
 		{name: "two hosts", req: "GET /bench HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", status: 400},
@@ -189,7 +197,8 @@ func TestH1Framing(t *testing.T) {
 		{name: "space before colon", req: "GET /bench HTTP/1.1\r\nHost : x\r\n\r\n", status: 400},
 		{name: "bad token", req: "GET /bench HTTP/1.1\r\nHost: x\r\nBa(d: y\r\n\r\n", status: 400},
 		{name: "nul", req: "GET /bench HTTP/1.1\r\nHost: x\r\nX: a\x00b\r\n\r\n", status: 400},
-		{name: "chunk overflow", req: "POST /upload HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nffffffffffffffffff\r\n", status: 400},
+		{name: "chunk overflow", req: "POST /upload HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nffffffffffffffffff\r\n", status: 400, routed: true},
+		{name: "chunk overflow, buffered", req: "POST /inline-upload HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nffffffffffffffffff\r\n", status: 400},
 		{name: "uri too long", req: "GET /" + long + " HTTP/1.1\r\nHost: x\r\n\r\n", status: 414},
 		{name: "header too large", req: "GET /bench HTTP/1.1\r\nHost: x\r\nX: " + strings.Repeat("b", 70<<10) + "\r\n\r\n", status: 431},
 		{name: "body too large", req: "POST /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 2000000\r\n\r\n", status: 413},
@@ -204,14 +213,22 @@ func TestH1Framing(t *testing.T) {
 			if resp.StatusCode != tt.status {
 				t.Fatalf("status %d, want %d", resp.StatusCode, tt.status)
 			}
+			want := strconv.Itoa(tt.status)
+			if tt.routed {
+				want = ""
+			}
+			if got := resp.Header.Get("X-Refused"); got != want || resp.ContentLength != int64(len(bodyString(t, resp))) {
+				t.Fatalf("X-Refused %q, Content-Length %d", got, resp.ContentLength)
+			}
 			rc.expectClosed()
 		})
 	}
 	t.Run("unknown method is routed", func(t *testing.T) {
 		rc := dialRaw(t, addr)
 		rc.send("BREW /bench HTTP/1.1\r\nHost: x\r\n\r\n")
-		if resp := rc.readResponse("BREW"); resp.StatusCode != 405 {
-			t.Fatalf("status %d, want 405", resp.StatusCode)
+		resp := rc.readResponse("BREW")
+		if resp.StatusCode != 405 || resp.Header.Get("X-Refused") != "" {
+			t.Fatalf("status %d, want 405 (X-Refused %q)", resp.StatusCode, resp.Header.Get("X-Refused"))
 		}
 	})
 }

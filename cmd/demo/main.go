@@ -74,11 +74,16 @@ func main() {
 // newServer builds the demo server with its middleware and routes; bare leaves
 // the middleware and /metrics out (a benchmark mode, not the contract).
 func newServer(addr string, loops int, inline, bare bool) *celeris.Server {
-	s := celeris.New(celeris.Config{
+	cfg := celeris.Config{
 		Addr:               addr,
 		EventLoops:         loops,
 		MaxRequestBodySize: maxUpload,
-	})
+	}
+	if !bare {
+		// Requests refused before routing (malformed, over a limit) get an id too.
+		cfg.RefusalHeader = requestid.RefusalHeader
+	}
+	s := celeris.New(cfg)
 	if bare {
 		register(s, inline, false)
 		return s

@@ -147,6 +147,39 @@ func TestDemoContract(t *testing.T) {
 	}
 }
 
+// TestDemoRefusalsCarryRequestID: "every response carries X-Request-ID" holds for
+// the requests the protocol layer refuses before any middleware runs.
+func TestDemoRefusalsCarryRequestID(t *testing.T) {
+	addr := strings.TrimPrefix(startDemo(t, false), "http://")
+	for _, tt := range []struct {
+		req    string
+		status int
+	}{
+		{"GET /bench HTTP/1.1\r\n\r\n", 400},
+		{"GET /bench HTTP/1.1\r\nHost: x\r\nX: " + strings.Repeat("b", 70<<10) + "\r\n\r\n", 431},
+		{"GET /bench HTTP/1.2\r\nHost: x\r\n\r\n", 505},
+		{"POST /upload HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n", 501},
+	} {
+		nc, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = nc.SetDeadline(time.Now().Add(10 * time.Second))
+		if _, err := io.WriteString(nc, tt.req); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.ReadResponse(bufio.NewReader(nc), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		nc.Close()
+		if resp.StatusCode != tt.status || resp.Header.Get("X-Request-ID") == "" {
+			t.Errorf("%d, X-Request-ID %q; want %d and an id", resp.StatusCode, resp.Header.Get("X-Request-ID"), tt.status)
+		}
+	}
+}
+
 // TestDemoSSETiming: 5 events 100 ms apart, each arriving as it is sent.
 func TestDemoSSETiming(t *testing.T) {
 	base := startDemo(t, false)

@@ -84,7 +84,7 @@ func TestAllocsWriter(t *testing.T) {
 		b = AppendHead(b, 200, hdr, -1, true, false)
 		b = AppendChunk(b, body)
 		b = AppendLastChunk(b, hdr)
-		b = AppendError(b, errBadHost)
+		b = AppendError(b, errBadHost, nil)
 		_ = AppendStatusLine(b, 799)
 	})
 	if a != 0 {

@@ -26,6 +26,11 @@ type ServerConfig struct {
 	// ones, and those expecting 100-continue stream to the handler as they arrive
 	// instead of being buffered whole. Default 64 KiB.
 	StreamThreshold int64
+	// RefusalFields, when set, gives the extra header fields of the answers this
+	// layer makes itself, to requests no handler sees: parse and limit errors (400,
+	// 413, 414, 417, 431, 501, 505) and 503 when no worker takes a batch. It gets
+	// the status and runs on the event loop.
+	RefusalFields func(status int) []httpmsg.Field
 }
 
 // ErrConnClosed is returned to a streaming handler whose client went away.
@@ -334,9 +339,17 @@ func (cn *Conn) fail(err error) error {
 	if !errors.As(err, &e) {
 		e = &Error{Status: 400, Reason: "bad request"}
 	}
-	cn.c.Write(AppendError(nil, e))
+	cn.c.Write(AppendError(nil, e, cn.refusalFields(e.Status)))
 	cn.closing = true
 	return err
+}
+
+// refusalFields returns the configured extra fields of an answer of this layer.
+func (cn *Conn) refusalFields(status int) []httpmsg.Field {
+	if f := cn.cfg.RefusalFields; f != nil {
+		return f(status)
+	}
+	return nil
 }
 
 // readBody moves body bytes of cur out of in. It reports whether the body is complete.
@@ -400,7 +413,7 @@ func (cn *Conn) submit() {
 		for _, ex := range cn.batch {
 			ex.out = &cn.inline
 			ex.keepAlive = false
-			_ = ex.WriteResponse(503, nil, []byte("server busy"))
+			_ = ex.WriteResponse(503, cn.refusalFields(503), []byte("server busy"))
 		}
 		cn.c.Write(cn.inline)
 		cn.inline = cn.inline[:0]

@@ -214,10 +214,10 @@ func AppendLastChunk(dst []byte, trailer []httpmsg.Field) []byte {
 }
 
 // AppendError appends a complete response refusing a request for e: status line,
-// Date, "Content-Type: text/plain; charset=utf-8", Content-Length, "Connection:
-// close", and e.Reason as the body. The connection must be closed after it. A nil e
-// is answered as 500.
-func AppendError(dst []byte, e *Error) []byte {
+// Date, fields (checked and filtered as AppendHead's), "Content-Type: text/plain;
+// charset=utf-8", Content-Length, "Connection: close", and e.Reason as the body. The
+// connection must be closed after it. A nil e is answered as 500.
+func AppendError(dst []byte, e *Error, fields []httpmsg.Field) []byte {
 	status, reason := 500, "internal server error"
 	if e != nil {
 		status, reason = e.Status, e.Reason
@@ -225,7 +225,9 @@ func AppendError(dst []byte, e *Error) []byte {
 	dst = AppendStatusLine(dst, status)
 	dst = append(dst, "Date: "...)
 	dst = append(dst, bytesconv.Date()...)
-	dst = append(dst, "\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: "...)
+	dst = append(dst, "\r\n"...)
+	dst = appendFields(dst, fields, false, nil)
+	dst = append(dst, "Content-Type: text/plain; charset=utf-8\r\nContent-Length: "...)
 	dst = bytesconv.AppendUint(dst, uint64(len(reason)))
 	dst = append(dst, "\r\nConnection: close\r\n\r\n"...)
 	return append(dst, reason...)

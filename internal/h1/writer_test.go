@@ -204,7 +204,7 @@ func TestStatusText(t *testing.T) {
 
 func TestAppendError(t *testing.T) {
 	for _, e := range []*Error{errBadHost, errURITooLong, errHeaderTooLarge, errTransferCoding, errVersionSupported, errExpectation, nil} {
-		b := AppendError(nil, e)
+		b := AppendError(nil, e, nil)
 		resp, body := readResponse(t, b)
 		status, reason := 500, "internal server error"
 		if e != nil {
@@ -214,6 +214,24 @@ func TestAppendError(t *testing.T) {
 			resp.Header.Get("Content-Type") != "text/plain; charset=utf-8" || resp.Header.Get("Date") == "" {
 			t.Fatalf("%+v %q", resp, body)
 		}
+	}
+}
+
+// TestAppendErrorFields: extra fields are written, except the ones the writer owns
+// and the ones that would split the response.
+func TestAppendErrorFields(t *testing.T) {
+	fields := []httpmsg.Field{
+		{Name: "X-Request-ID", Value: "abc-1"},
+		{Name: "Content-Length", Value: "99"},
+		{Name: "Connection", Value: "keep-alive"},
+		{Name: "X-Evil", Value: "a\r\nSet-Cookie: x=1"},
+		{Name: "Bad Name", Value: "v"},
+	}
+	resp, body := readResponse(t, AppendError(nil, errBodyTooLarge, fields))
+	if resp.StatusCode != 413 || string(body) != errBodyTooLarge.Reason || !resp.Close ||
+		resp.Header.Get("X-Request-ID") != "abc-1" || resp.Header.Get("Set-Cookie") != "" ||
+		resp.Header.Get("X-Evil") != "" || len(resp.Header.Values("Content-Length")) != 1 {
+		t.Fatalf("%+v %q", resp, body)
 	}
 }
 

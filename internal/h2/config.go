@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 
 	"github.com/celeris-dev/celeris/internal/h2/frame"
+	"github.com/celeris-dev/celeris/internal/httpmsg"
 )
 
 // Config holds the limits of one HTTP/2 connection. The zero value of every field
@@ -35,6 +36,10 @@ type Config struct {
 	// at once; further requests wait on the loop (they still count as open streams).
 	// Default MaxConcurrentStreams.
 	MaxHandlersPerConn int
+	// RefusalFields, when set, gives the extra header fields of the answers this
+	// layer makes itself, to requests no handler sees (413, 431, and 503 when no
+	// worker takes a handler). It gets the status and runs on the event loop.
+	RefusalFields func(status int) []httpmsg.Field
 	// StreamGauge, when set, counts the open streams of every connection using
 	// this Config (for metrics).
 	StreamGauge *atomic.Int64

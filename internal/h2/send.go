@@ -209,7 +209,11 @@ func (c *Conn) respondError(s *stream, status int) {
 	s.sh.status = status
 	s.sh.ended = true
 	c.mu.Unlock()
-	c.writeHeaders(s, status, nil, 0, true)
+	var fields []httpmsg.Field
+	if f := c.cfg.RefusalFields; f != nil {
+		fields = f(status)
+	}
+	c.writeHeaders(s, status, fields, 0, true)
 }
 
 // rejectRequest answers a request the handler never sees with an empty error

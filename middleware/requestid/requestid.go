@@ -31,6 +31,7 @@ package requestid
 import (
 	"crypto/rand"
 	"encoding/binary"
+	"net/http"
 	"sync/atomic"
 
 	"github.com/celeris-dev/celeris"
@@ -166,6 +167,16 @@ func appendHex(dst []byte, v uint64, min int) []byte {
 		v >>= 4
 	}
 	return append(dst, b[i:]...)
+}
+
+// RefusalHeader gives the answers the server makes without running middleware
+// (malformed requests, limits; see celeris.Config.RefusalHeader) a generated id in
+// DefaultHeader, so that every response carries one:
+//
+//	s := celeris.New(celeris.Config{RefusalHeader: requestid.RefusalHeader})
+//	s.Use(requestid.Default())
+func RefusalHeader(int) http.Header {
+	return http.Header{DefaultHeader: {Generate()}}
 }
 
 // Generate returns a new process-unique id (the default Generator).

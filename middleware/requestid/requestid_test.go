@@ -147,3 +147,12 @@ func TestStoredIDIsStable(t *testing.T) {
 		}
 	}
 }
+
+// TestRefusalHeader: the header for refused requests carries a fresh, valid id.
+func TestRefusalHeader(t *testing.T) {
+	// The map key is DefaultHeader as spelled, the way the middleware writes it.
+	a, b := requestid.RefusalHeader(400)[requestid.DefaultHeader], requestid.RefusalHeader(431)[requestid.DefaultHeader]
+	if len(a) != 1 || !requestid.Valid(a[0]) || len(b) != 1 || !requestid.Valid(b[0]) || a[0] == b[0] {
+		t.Fatalf("%q %q", a, b)
+	}
+}
