@@ -252,6 +252,17 @@ func TestH2RefusalHeader(t *testing.T) {
 		if status != "431" || fields["x-refused"] != want(431) {
 			t.Fatalf("%s %v", status, fields)
 		}
+		// A malformed request (a connection-specific field) gets 400 before any
+		// handler runs.
+		status, fields = rawH2Get(t, addr, hpack.HeaderField{Name: "connection", Value: "close"})
+		if status != "400" || fields["x-refused"] != want(400) {
+			t.Fatalf("%s %v", status, fields)
+		}
+		_, te := fields["te"]
+		_, cl := fields["content-length"] // the 400 has no content-length of its own
+		if te || cl || fields["content-type"] == "text/html" {
+			t.Fatalf("fields the server owns passed: %v", fields)
+		}
 	}
 	if resp, err := client.Get("http://" + addr + "/bench"); err != nil || bodyString(t, resp) != "OK" || resp.Header.Get("X-Refused") != "" {
 		t.Fatal(resp, err)
@@ -340,11 +351,12 @@ func TestH2CUpgrade(t *testing.T) {
 
 // TestH2CDisabled: with DisableH2C the preface gets an error and close.
 func TestH2CDisabled(t *testing.T) {
-	_, addr := startServer(t, Config{DisableH2C: true}, testRoutes)
+	_, addr := startServer(t, Config{DisableH2C: true, RefusalHeader: refusedHeader}, testRoutes)
 	rc := dialRaw(t, addr)
 	rc.send("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
-	if resp := rc.readResponse("PRI"); resp.StatusCode != 505 {
-		t.Fatalf("status %d", resp.StatusCode)
+	if resp := rc.readResponse("PRI"); resp.StatusCode != 505 || resp.Header.Get("X-Refused") != "505" ||
+		resp.Header.Get("Content-Type") != "text/plain; charset=utf-8" {
+		t.Fatalf("status %d, header %v", resp.StatusCode, resp.Header)
 	}
 	rc.expectClosed()
 	// Upgrade is ignored: the request is served over HTTP/1.1.

@@ -22,6 +22,7 @@ import (
 	"net/http"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/celeris-dev/celeris/internal/engine"
@@ -56,15 +57,19 @@ type Config struct {
 	Logger       *slog.Logger // cold-path logging [slog.Default()]
 
 	// RefusalHeader, when set, adds header fields to the answers the server gives
-	// without running any handler or middleware: requests the protocol layer
-	// refuses (HTTP/1.1: malformed 400, 413, 414, 417, 431, 501, 505; HTTP/2: 413
-	// and 431; as net/http answers these before its handlers) and 503 when no
-	// worker is free. It gets the status and returns the fields to add, which pass
-	// the same checks as a handler's (fields the server owns, such as
-	// Content-Length, and values with CR, LF or NUL are dropped). Middleware that
-	// gives every response a header, such as a request id, sets it here as well:
-	// see requestid.RefusalHeader. It runs on an event loop: it must be quick and
-	// never block. A panic in it is logged and its fields are left out. [nil]
+	// to requests without running any handler or middleware (as net/http answers
+	// these before its handlers): HTTP/1.1 requests the parser refuses (400, 413,
+	// 414, 417, 431, 501, 505, including an HTTP/2 preface when DisableH2C is
+	// set), HTTP/2 requests refused on the connection (400 malformed, 413, 431),
+	// and 503 when no worker is free. It gets the status and returns the fields to
+	// add, which pass the same checks as a handler's: fields the server owns
+	// (Content-Length, Content-Type, Connection, Date, ...), names that are not
+	// tokens and values with CR, LF or NUL are dropped. Middleware that gives
+	// every response a header, such as a request id, sets it here as well: see
+	// requestid.RefusalHeader. It runs on the event loops, several at once: it
+	// must be safe for concurrent use, quick, never block, and return a Header
+	// nothing else modifies. A panic in it leaves its fields out (logged once).
+	// [nil]
 	RefusalHeader func(status int) http.Header
 }
 
@@ -88,6 +93,7 @@ type Server struct {
 	preFinal              HandlerFunc
 	frozen                bool
 	counters
+	refusalPanicked atomic.Bool // RefusalHeader panicked (logged once)
 
 	mu         sync.Mutex
 	freezeOnce sync.Once // ServeHTTP's first use
@@ -137,20 +143,32 @@ func New(cfg Config) *Server {
 	return s
 }
 
-// refusalFields calls Config.RefusalHeader for the protocol layers.
+// refusalFields calls Config.RefusalHeader for the protocol layers. Content-Type
+// and Content-Length are the server's (its refusals are text/plain); the protocol
+// writers drop the other fields they own.
 func (s *Server) refusalFields(status int) (fields []httpmsg.Field) {
 	defer func() {
 		if p := recover(); p != nil {
-			s.logger.Error("celeris: RefusalHeader panicked", "status", status, "panic", p)
+			if !s.refusalPanicked.Swap(true) { // any client can cause refusals: log once
+				s.logger.Error("celeris: RefusalHeader panicked; its fields are left out", "status", status, "panic", p)
+			}
 			fields = nil
 		}
 	}()
 	for name, values := range s.cfg.RefusalHeader(status) {
+		if httpmsg.EqualFold(name, "Content-Type") || httpmsg.EqualFold(name, "Content-Length") {
+			continue
+		}
 		for _, v := range values {
 			fields = append(fields, httpmsg.Field{Name: name, Value: v})
 		}
 	}
 	return fields
+}
+
+// refuseH2 is the answer to an HTTP/2 preface when h2c is disabled.
+func (s *Server) refuseH2() []byte {
+	return h1.AppendError(nil, &h1.Error{Status: http.StatusHTTPVersionNotSupported, Reason: "HTTP/2 is not enabled here"}, s.refusalFields(http.StatusHTTPVersionNotSupported))
 }
 
 // Start listens on Config.Addr and serves until Shutdown. It returns
@@ -177,6 +195,7 @@ func (s *Server) Start() error {
 		IdleTimeout:       s.cfg.IdleTimeout,
 		Logger:            s.logger,
 		NewH1:             func(c httpmsg.Conn) httpmsg.Proto { return h1.NewConn(c, &s.h1cfg) },
+		RefuseH2:          s.refuseH2,
 		// A whole request head (up to MaxHeaderBytes) must fit in one window.
 		PeekWindow: max(s.cfg.MaxHeaderBytes, h1.DefaultMaxHeaderBytes) + 64<<10,
 	}

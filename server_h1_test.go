@@ -171,9 +171,12 @@ func TestH1OneByteWrites(t *testing.T) {
 	}
 }
 
-// refusedHeader is a Config.RefusalHeader for tests: X-Refused carries the status.
+// refusedHeader is a Config.RefusalHeader for tests: X-Refused carries the status;
+// the other fields must be dropped (owned by the server, or invalid: HTTP/2 would
+// refuse the whole response over an empty name or a TE field).
 func refusedHeader(status int) http.Header {
-	return http.Header{"X-Refused": {strconv.Itoa(status)}, "Content-Length": {"1"}}
+	return http.Header{"X-Refused": {strconv.Itoa(status)}, "Content-Length": {"1"},
+		"Content-Type": {"text/html"}, "": {"empty name"}, "Te": {"gzip"}, "Connection": {"keep-alive"}}
 }
 
 // TestH1Framing checks every framing and limit rule: the status, the
@@ -216,6 +219,9 @@ func TestH1Framing(t *testing.T) {
 			want := strconv.Itoa(tt.status)
 			if tt.routed {
 				want = ""
+			}
+			if !tt.routed && resp.Header.Get("Content-Type") != "text/plain; charset=utf-8" {
+				t.Fatalf("Content-Type %q", resp.Header.Values("Content-Type"))
 			}
 			if got := resp.Header.Get("X-Refused"); got != want || resp.ContentLength != int64(len(bodyString(t, resp))) {
 				t.Fatalf("X-Refused %q, Content-Length %d", got, resp.ContentLength)

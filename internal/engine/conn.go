@@ -249,7 +249,11 @@ func (c *conn) sniff(buf []byte) bool {
 		}
 		if c.eng.cfg.NewH2 == nil {
 			// h2c disabled: answer as HTTP/1.1 would answer "PRI * HTTP/2.0".
-			c.Write(http505)
+			if f := c.eng.cfg.RefuseH2; f != nil {
+				c.Write(f())
+			} else {
+				c.Write(http505)
+			}
 			c.wantClose = true
 			return true
 		}

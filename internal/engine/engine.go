@@ -57,6 +57,9 @@ type Config struct {
 	// NewH2 may be nil (h2c disabled): the preface then gets an error and close.
 	NewH1 func(c httpmsg.Conn) httpmsg.Proto
 	NewH2 func(c httpmsg.Conn) httpmsg.Proto
+	// RefuseH2 gives the answer to an HTTP/2 preface when NewH2 is nil (nil: a
+	// fixed 505); it runs on the event loop.
+	RefuseH2 func() []byte
 	// MaxBufferedInput bounds the bytes received but not yet consumed by the
 	// protocol (a pipelined flood while a handler runs, an upload faster than its
 	// handler reads); past it the engine stops reading the socket until the protocol

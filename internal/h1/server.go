@@ -413,7 +413,7 @@ func (cn *Conn) submit() {
 		for _, ex := range cn.batch {
 			ex.out = &cn.inline
 			ex.keepAlive = false
-			_ = ex.WriteResponse(503, cn.refusalFields(503), []byte("server busy"))
+			_ = ex.WriteResponse(503, append([]httpmsg.Field{{Name: "Content-Type", Value: "text/plain; charset=utf-8"}}, cn.refusalFields(503)...), []byte("server busy"))
 		}
 		cn.c.Write(cn.inline)
 		cn.inline = cn.inline[:0]

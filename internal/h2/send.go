@@ -200,8 +200,9 @@ func bodyless(status int) bool {
 	return status < 200 || status == 204 || status == 304
 }
 
-// respondError answers s with an empty response of the given status from the loop.
-func (c *Conn) respondError(s *stream, status int) {
+// respondError answers s with an empty response of the given status from the loop,
+// with fields (Config.RefusalFields' for a request no handler saw).
+func (c *Conn) respondError(s *stream, status int, fields []httpmsg.Field) {
 	if s.closed || s.hdrSent {
 		return
 	}
@@ -209,18 +210,22 @@ func (c *Conn) respondError(s *stream, status int) {
 	s.sh.status = status
 	s.sh.ended = true
 	c.mu.Unlock()
-	var fields []httpmsg.Field
-	if f := c.cfg.RefusalFields; f != nil {
-		fields = f(status)
-	}
 	c.writeHeaders(s, status, fields, 0, true)
+}
+
+// refusal returns Config.RefusalFields for status (nil when unset).
+func (c *Conn) refusal(status int) []httpmsg.Field {
+	if f := c.cfg.RefusalFields; f != nil {
+		return f(status)
+	}
+	return nil
 }
 
 // rejectRequest answers a request the handler never sees with an empty error
 // response, then closes the stream; a client still sending is asked to stop with
 // RST_STREAM NO_ERROR (RFC 9113 §8.1).
 func (c *Conn) rejectRequest(s *stream, status int) {
-	c.respondError(s, status)
+	c.respondError(s, status, c.refusal(status))
 	if s.remoteDone {
 		c.closeStream(s, closedNormally)
 		return
@@ -257,12 +262,12 @@ func (c *Conn) writeHeaders(s *stream, status int, fields []httpmsg.Field, lengt
 			if c.uniq[i] >= 0 {
 				continue // encoded after the cacheable part
 			}
-			if !validResponseField(f.Name, f.Value) {
-				continue
+			if f.Name == "" || !validResponseField(f.Name, f.Value) {
+				continue // "" would skip validResponseField's name check
 			}
 			name := c.lowerName(f.Name)
 			switch name {
-			case "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "date":
+			case "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "te", "date":
 				continue
 			case "content-length":
 				if length >= 0 {

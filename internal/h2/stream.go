@@ -229,7 +229,7 @@ func (c *Conn) startWorker(s *stream) {
 		c.mu.Lock()
 		s.sh.done = true
 		c.mu.Unlock()
-		c.respondError(s, 503)
+		c.respondError(s, 503, c.refusal(503))
 		c.maybeFinish(s)
 	}
 }
@@ -287,7 +287,7 @@ func (c *Conn) handlerReturned(s *stream) {
 		}
 		switch {
 		case status == 0:
-			c.respondError(s, 500)
+			c.respondError(s, 500, nil) // the handler (and its middleware) ran
 		case !ended:
 			c.resetStream(s, frame.ErrCodeInternal)
 		}
