@@ -69,7 +69,7 @@ func (c *Context) reset() {
 	c.req, c.w, c.route, c.allow = nil, nil, nil, ""
 	c.params.Reset()
 	c.status = 0
-	clear(c.header)
+	httpmsg.ClearFields(c.header)
 	c.header = c.hdrBuf[:0]
 	c.written = false
 	c.body, c.bodyErr = nil, nil
@@ -83,14 +83,18 @@ func (c *Context) reset() {
 	} else {
 		c.hvals = c.hvals[:0]
 	}
-	clear(c.query)
+	if len(c.query) > 0 {
+		clear(c.query)
+	}
 	c.query, c.qparsed = c.query[:0], false
 	if v, ok := c.Get(formKey); ok {
 		if fc, ok := v.(*formCache); ok && fc.multi != nil {
 			_ = fc.multi.RemoveAll() // multipart temp files end with the request
 		}
 	}
-	clear(c.values)
+	if len(c.values) > 0 {
+		clear(c.values)
+	}
 	c.values = c.values[:0]
 	c.methodOverride, c.pathOverride, c.ctx = "", "", nil
 	c.capture, c.captured, c.capStatus = 0, false, 0

@@ -107,7 +107,7 @@ func (ex *exchange) reset() {
 	if cap(hdr) > 4*inlineFields {
 		hdr = ex.hdr[:0]
 	}
-	clear(ex.msg.Header[:cap(ex.msg.Header)][:len(ex.msg.Header)])
+	httpmsg.ClearFields(ex.msg.Header)
 	tr := ex.msg.Trailer[:0]
 	ex.msg = httpmsg.Request{Header: hdr, Trailer: tr}
 	ex.raw = shrink(ex.raw, 8<<10)

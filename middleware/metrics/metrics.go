@@ -197,7 +197,10 @@ func (m *Metrics) Middleware() celeris.MiddlewareFunc {
 // Observe records one request. The middleware calls it; call it directly to
 // record requests served elsewhere.
 func (m *Metrics) Observe(method string, status int, d time.Duration) {
-	sh := &m.shards[rand.Uint32()&m.mask]
+	sh := &m.shards[0]
+	if m.mask != 0 {
+		sh = &m.shards[rand.Uint32()&m.mask]
+	}
 	sh.requests[methodIndex(method)*nStatus+statusSlot(status)].Add(1)
 	ns := d.Nanoseconds()
 	b := len(m.nanos)
