@@ -131,6 +131,7 @@ func New(cfg Config) *Server {
 		},
 		Handler: s,
 		Logger:  s.logger,
+		Active:  &s.activeRequests,
 	}
 	if cfg.RefusalHeader != nil {
 		s.h1cfg.RefusalFields = s.refusalFields
@@ -305,9 +306,13 @@ func (s *Server) Serve(req *httpmsg.Request, w httpmsg.ResponseWriter) {
 		c = req.Route.(*Context)
 	}
 	c.w = w
-	s.activeRequests.Add(1)
-	s.run(c)
-	s.activeRequests.Add(-1)
+	if req.Counted { // the protocol counts it (a worker's batch): no atomics here
+		s.run(c)
+	} else {
+		s.activeRequests.Add(1)
+		s.run(c)
+		s.activeRequests.Add(-1)
+	}
 	req.Route = nil
 	c.reset()
 	s.ctxs.Put(c)

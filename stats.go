@@ -6,7 +6,7 @@ import "sync/atomic"
 type Stats struct {
 	OpenConnections int   // connections open now (HTTP/1.x and HTTP/2)
 	ActiveStreams   int64 // HTTP/2 streams open now
-	ActiveRequests  int64 // handlers running now
+	ActiveRequests  int64 // requests being served: handlers running now, and the requests pipelined behind them in one worker's batch
 }
 
 // Stats returns current counters. It is safe to call from any goroutine.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -45,6 +46,46 @@ func TestStatsCounts(t *testing.T) {
 	}
 	if st := s.Stats(); st.ActiveStreams != 0 || st.ActiveRequests != 0 {
 		t.Errorf("stats after: %+v", st)
+	}
+}
+
+// TestStatsPipelinedBatch: a worker's batch of pipelined requests counts whole
+// while it runs (once, not per request as well), inline requests count while
+// they run, and everything is back to 0 once answered.
+func TestStatsPipelinedBatch(t *testing.T) {
+	entered := make(chan struct{}, 4)
+	release := make(chan struct{})
+	var inlineSaw atomic.Int64 // written on the loop
+	s, addr := startServer(t, Config{}, func(s *Server) {
+		s.GET("/hold", func(c *Context) error {
+			entered <- struct{}{}
+			<-release
+			return c.String(200, "ok")
+		})
+		s.GET("/quick", func(c *Context) error { return c.String(200, "ok") })
+		s.GET("/inline-stats", func(c *Context) error {
+			inlineSaw.Store(c.server.Stats().ActiveRequests)
+			return c.String(200, "ok")
+		}).Inline()
+	})
+	rc := dialRaw(t, addr)
+	rc.send("GET /hold HTTP/1.1\r\nHost: x\r\n\r\nGET /quick HTTP/1.1\r\nHost: x\r\n\r\nGET /quick HTTP/1.1\r\nHost: x\r\n\r\n")
+	<-entered
+	if st := s.Stats(); st.ActiveRequests != 3 {
+		t.Errorf("during a batch of 3: %+v", st)
+	}
+	close(release)
+	for range 3 {
+		if resp := rc.readResponse("GET"); resp.StatusCode != 200 {
+			t.Fatal(resp.Status)
+		}
+	}
+	if st := s.Stats(); st.ActiveRequests != 0 {
+		t.Errorf("after the batch was answered: %+v", st)
+	}
+	rc.send("GET /inline-stats HTTP/1.1\r\nHost: x\r\n\r\n")
+	if resp := rc.readResponse("GET"); resp.StatusCode != 200 || inlineSaw.Load() != 1 {
+		t.Errorf("%s; an inline handler saw %d active", resp.Status, inlineSaw.Load())
 	}
 }
 

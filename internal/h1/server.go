@@ -31,6 +31,10 @@ type ServerConfig struct {
 	// 413, 414, 417, 431, 501, 505) and 503 when no worker takes a batch. It gets
 	// the status and runs on the event loop.
 	RefusalFields func(status int) []httpmsg.Field
+	// Active, when set, counts the requests a worker holds: a batch adds its
+	// length when it starts and subtracts it when it ends, and its requests are
+	// marked Counted. (Inline requests are the Handler's to count.)
+	Active *atomic.Int64
 }
 
 // ErrConnClosed is returned to a streaming handler whose client went away.
@@ -632,8 +636,13 @@ type batchTask struct {
 // Run serves each exchange of the batch and hands the bytes back once.
 func (t *batchTask) Run() {
 	cn := t.conn
+	g, n := cn.cfg.Active, int64(len(cn.batch))
+	if g != nil {
+		g.Add(n)
+	}
 	for i, ex := range cn.batch {
 		ex.out = &t.buf
+		ex.msg.Counted = g != nil
 		ex.serve(cn.cfg.Handler)
 		if !ex.keepAlive {
 			break
@@ -643,6 +652,9 @@ func (t *batchTask) Run() {
 			// instead of holding a whole batch of them.
 			_ = cn.handOff(&t.buf, false)
 		}
+	}
+	if g != nil {
+		g.Add(-n) // before the answers go out: a client that has them sees it
 	}
 	// After this hand-off the loop may submit this task again at once: Run must not
 	// touch t afterwards.

@@ -87,6 +87,11 @@ type Request struct {
 
 	// Route is opaque state the Handler stores in Prepare for Serve to use.
 	Route any
+
+	// Counted reports that the protocol counts this request in the server's
+	// active-request gauge itself (once for a whole batch of pipelined requests,
+	// instead of two atomic additions per request): Serve must not count it.
+	Counted bool
 }
 
 // Reset clears r for reuse, keeping the capacity of its slices.

@@ -300,7 +300,7 @@ func (m *Metrics) Expose(buf *bytes.Buffer, s *celeris.Server) {
 	}
 	st := s.Stats()
 	gauge(buf, "celeris_open_connections", "Open client connections (HTTP/1.x and HTTP/2).", int64(st.OpenConnections))
-	gauge(buf, "celeris_active_requests", "Handlers running now.", st.ActiveRequests)
+	gauge(buf, "celeris_active_requests", "Requests being served (handlers running, and requests pipelined behind them).", st.ActiveRequests)
 	gauge(buf, "celeris_active_streams", "Open HTTP/2 streams.", st.ActiveStreams)
 }
 
