@@ -112,20 +112,26 @@ func appendFields(dst []byte, fields []httpmsg.Field, allowConnection bool, vc *
 // fields repeat the previous one's (the common case: the same content type, the
 // same Vary) compares them instead of scanning them again. Only contents are
 // compared, never addresses, so a caller's buffer changing under a string cannot
-// make an unchecked value pass. The zero value is ready; one goroutine at a time.
+// make an unchecked value pass. A value that changed volatileAfter times in a row
+// (a request id, a per-response ETag) is scanned from then on without comparing and
+// copying it, until another field name takes its position. The zero value is
+// ready; one goroutine at a time.
 type ValidCache struct {
 	names, values [validSlots]validSlot
 }
 
 const (
-	validSlots = 8
-	validLen   = 40
+	validSlots    = 8
+	validLen      = 40
+	volatileAfter = 4
 )
 
-// validSlot holds n-1 bytes of b; n == 0 is an empty slot.
+// validSlot holds n-1 bytes of b; n == 0 is an empty slot. misses counts the
+// changes of a value slot in a row.
 type validSlot struct {
-	n uint8
-	b [validLen]byte
+	n      uint8
+	misses uint8
+	b      [validLen]byte
 }
 
 func (s *validSlot) has(v string) bool {
@@ -146,17 +152,25 @@ func (vc *ValidCache) valid(i int, name, value string) bool {
 	if vc == nil || i >= validSlots {
 		return validFieldName(name) && validFieldValue(value)
 	}
+	vs := &vc.values[i]
 	if ns := &vc.names[i]; !ns.has(name) {
 		if !validFieldName(name) {
 			return false
 		}
 		ns.set(name)
+		vs.n, vs.misses = 0, 0 // another field: its values may repeat
 	}
-	if vs := &vc.values[i]; !vs.has(value) {
+	switch {
+	case vs.misses >= volatileAfter:
+		return validFieldValue(value)
+	case vs.has(value):
+		vs.misses = 0
+	default:
 		if !validFieldValue(value) {
 			return false
 		}
 		vs.set(value)
+		vs.misses++
 	}
 	return true
 }

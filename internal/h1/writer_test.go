@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -282,5 +283,50 @@ func TestValidCache(t *testing.T) {
 	out := string(AppendHeadCached(nil, 200, many, 0, false, false, &vc))
 	if strings.Contains(out, "Injected") || strings.Count(out, "X: y\r\n") != validSlots+1 {
 		t.Fatalf("%q", out)
+	}
+}
+
+// TestValidCacheSameAsUncached: over random sequences of responses whose fields
+// repeat, change every time (volatile slots), change name, or carry values that
+// must be dropped, the cached writer writes exactly what the uncached one writes.
+func TestValidCacheSameAsUncached(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	names := []string{"X-Request-ID", "Content-Type", "Vary", "Bad Name", "ETag"}
+	values := func(n int) string {
+		switch rng.IntN(6) {
+		case 0:
+			return "id-" + strconv.Itoa(n) // changes with every response
+		case 1:
+			return "text/plain; charset=utf-8"
+		case 2:
+			return "v\r\nInjected: " + strconv.Itoa(n)
+		case 3:
+			return strings.Repeat("l", validLen+rng.IntN(3)) // longer than a slot holds
+		case 4:
+			return "nul\x00" + strconv.Itoa(n%3)
+		}
+		return "x" + strconv.Itoa(n%2)
+	}
+	var vc ValidCache
+	shape := []string{"X-Request-ID", "Content-Type"}
+	for n := range 5000 {
+		if rng.IntN(50) == 0 { // another route: another set of fields
+			shape = shape[:0]
+			for range 1 + rng.IntN(validSlots+2) {
+				shape = append(shape, names[rng.IntN(len(names))])
+			}
+		}
+		fields := make([]httpmsg.Field, len(shape))
+		for i, name := range shape {
+			v := "id-" + strconv.Itoa(n) // the common case: a request id, then stable fields
+			if i > 0 || rng.IntN(10) == 0 {
+				v = values(n)
+			}
+			fields[i] = httpmsg.Field{Name: name, Value: v}
+		}
+		got := string(AppendHeadCached(nil, 200, fields, 0, false, false, &vc))
+		if want := string(AppendHead(nil, 200, fields, 0, false, false)); got != want {
+			t.Fatalf("response %d %q:\n got %q\nwant %q", n, fields, got, want)
+		}
 	}
 }
