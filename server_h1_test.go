@@ -195,6 +195,7 @@ func TestH1Framing(t *testing.T) {
 		{name: "differing cl", req: "POST /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabcd", status: 400},
 		{name: "te on 1.0", req: "POST /upload HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", status: 400},
 		{name: "gzip te", req: "POST /upload HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n", status: 501},
+		{name: "chunked not last", req: "POST /upload HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked, identity\r\n\r\n0\r\n\r\n", status: 400},
 		{name: "bare cr", req: "GET /bench HTTP/1.1\r\nHost: x\rX: y\r\n\r\n", status: 400},
 		{name: "obs-fold", req: "GET /bench HTTP/1.1\r\nHost: x\r\nX: a\r\n b\r\n\r\n", status: 400},
 		{name: "space before colon", req: "GET /bench HTTP/1.1\r\nHost : x\r\n\r\n", status: 400},

@@ -33,6 +33,7 @@ var (
 	errTE10             = &Error{Status: 400, Reason: "Transfer-Encoding in HTTP/1.0"}
 	errTEChunkedTwice   = &Error{Status: 400, Reason: "chunked applied twice"}
 	errTEEmpty          = &Error{Status: 400, Reason: "empty Transfer-Encoding"}
+	errTEChunkedNotLast = &Error{Status: 400, Reason: "chunked is not the final transfer coding"}
 	errBodyTooLarge     = &Error{Status: 413, Reason: "request body too large"}
 	errURITooLong       = &Error{Status: 414, Reason: "request target too long"}
 	errExpectation      = &Error{Status: 417, Reason: "unsupported expectation"}
@@ -827,26 +828,33 @@ func (p *parser) transferEncoding(v []byte) error {
 		return errTE10
 	}
 	p.te = true
-	var err error
+	var twice, notLast, unknown bool
 	n := forEachElement(v, func(e []byte) {
 		switch {
-		case err != nil:
-		case !equalLower(e, "chunked"):
-			// RFC 9112 §6.1: "A server that receives a request message with a
-			// transfer coding it does not understand SHOULD respond with 501". We
-			// decode chunked only; chunked followed by another coding is refused
-			// here too (§6.3 item 4 would also allow 400).
-			err = errTransferCoding
-		case p.teChunked:
+		case equalLower(e, "chunked"):
 			// RFC 9112 §6.1: "A sender MUST NOT apply the chunked transfer coding
 			// more than once to a message body."
-			err = errTEChunkedTwice
-		default:
+			twice = twice || p.teChunked
 			p.teChunked = true
+		case p.teChunked:
+			// RFC 9112 §6.3 item 4: chunked is not the final coding, so "the
+			// server MUST respond with the 400 (Bad Request) status code and then
+			// close the connection" (whatever the later coding is).
+			notLast = true
+		default:
+			// RFC 9112 §6.1: "A server that receives a request message with a
+			// transfer coding it does not understand SHOULD respond with 501".
+			// We decode chunked only.
+			unknown = true
 		}
 	})
-	if err != nil {
-		return err
+	switch {
+	case twice:
+		return errTEChunkedTwice
+	case notLast:
+		return errTEChunkedNotLast
+	case unknown:
+		return errTransferCoding
 	}
 	if n == 0 {
 		return errTEEmpty

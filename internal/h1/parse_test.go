@@ -229,7 +229,11 @@ var parseTests = []parseTest{
 	// 501, 505.
 	{name: "TE gzip", in: "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: gzip\r\n\r\n", status: 501},
 	{name: "TE gzip, chunked", in: "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", status: 501},
-	{name: "TE chunked, gzip", in: "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked, gzip\r\n\r\n", status: 501},
+	// RFC 9112 §6.3 item 4: chunked not final is a MUST-400, before any 501.
+	{name: "TE chunked, gzip", in: "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked, gzip\r\n\r\n", status: 400},
+	{name: "TE chunked, identity", in: "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked, identity\r\n\r\n", status: 400},
+	{name: "TE gzip, chunked, identity", in: "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: gzip, chunked, identity\r\n\r\n", status: 400},
+	{name: "TE chunked then gzip field", in: "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: gzip\r\n\r\n", status: 400},
 	{name: "TE identity", in: "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: identity\r\n\r\n", status: 501},
 	{name: "TE unknown", in: "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: x-foo\r\n\r\n", status: 501},
 	{name: "TE gzip then chunked field", in: "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n", status: 501},
