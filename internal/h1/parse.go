@@ -262,6 +262,9 @@ type parser struct {
 	h2s        int  // HTTP2-Settings fields
 	te         bool // a Transfer-Encoding field was seen
 	teChunked  bool // chunked was seen in Transfer-Encoding
+	teTwice    bool // chunked was seen twice (the fields form one list)
+	teNotLast  bool // a coding follows chunked
+	teUnknown  bool // a coding other than chunked was seen
 	connClose  bool
 	connKeep   bool
 	connUpg    bool // Connection lists "upgrade"
@@ -828,33 +831,31 @@ func (p *parser) transferEncoding(v []byte) error {
 		return errTE10
 	}
 	p.te = true
-	var twice, notLast, unknown bool
+	// Several fields form one list (RFC 9110 §5.3). Chunked applied twice or not
+	// last is a 400 whatever follows, so it is refused at once; an unknown coding
+	// (501) waits for the whole header section (finish), since a later field may
+	// still put a coding after chunked, which must be answered 400.
 	n := forEachElement(v, func(e []byte) {
 		switch {
 		case equalLower(e, "chunked"):
-			// RFC 9112 §6.1: "A sender MUST NOT apply the chunked transfer coding
-			// more than once to a message body."
-			twice = twice || p.teChunked
+			p.teTwice = p.teTwice || p.teChunked
 			p.teChunked = true
 		case p.teChunked:
-			// RFC 9112 §6.3 item 4: chunked is not the final coding, so "the
-			// server MUST respond with the 400 (Bad Request) status code and then
-			// close the connection" (whatever the later coding is).
-			notLast = true
+			p.teNotLast = true
 		default:
-			// RFC 9112 §6.1: "A server that receives a request message with a
-			// transfer coding it does not understand SHOULD respond with 501".
-			// We decode chunked only.
-			unknown = true
+			p.teUnknown = true
 		}
 	})
 	switch {
-	case twice:
+	case p.teTwice:
+		// RFC 9112 §6.1: "A sender MUST NOT apply the chunked transfer coding
+		// more than once to a message body."
 		return errTEChunkedTwice
-	case notLast:
+	case p.teNotLast:
+		// RFC 9112 §6.3 item 4: chunked is not the final coding, so "the server
+		// MUST respond with the 400 (Bad Request) status code and then close the
+		// connection", whatever the other codings are.
 		return errTEChunkedNotLast
-	case unknown:
-		return errTransferCoding
 	}
 	if n == 0 {
 		return errTEEmpty
@@ -921,6 +922,12 @@ func (p *parser) finish(n int) error {
 			// smuggling (Section 11.2)". We refuse it rather than guess which one
 			// an intermediary used (CVE-2019-18277 and kin).
 			return errTEWithCL
+		}
+		if p.teUnknown {
+			// RFC 9112 §6.1: "A server that receives a request message with a
+			// transfer coding it does not understand SHOULD respond with 501".
+			// We decode chunked only.
+			return errTransferCoding
 		}
 		r.Chunked = true
 	}

@@ -233,6 +233,8 @@ var parseTests = []parseTest{
 	{name: "TE chunked, gzip", in: "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked, gzip\r\n\r\n", status: 400},
 	{name: "TE chunked, identity", in: "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked, identity\r\n\r\n", status: 400},
 	{name: "TE gzip, chunked, identity", in: "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: gzip, chunked, identity\r\n\r\n", status: 400},
+	{name: "TE gzip field then chunked, gzip field", in: "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: gzip\r\nTransfer-Encoding: chunked, gzip\r\n\r\n", status: 400},
+	{name: "TE gzip, chunked, chunked fields", in: "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n", status: 400},
 	{name: "TE chunked then gzip field", in: "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: gzip\r\n\r\n", status: 400},
 	{name: "TE identity", in: "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: identity\r\n\r\n", status: 501},
 	{name: "TE unknown", in: "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: x-foo\r\n\r\n", status: 501},
@@ -349,7 +351,10 @@ func TestParseHeadEarly(t *testing.T) {
 		{in: "GET / HTTP/1.1\r\n" + rep("X: y\r\n", 11<<10), status: 431},
 		{in: "GET / HTTP/1.1\r\n" + fields(257), lim: &Limits{MaxHeaderCount: 256}, status: 431},
 		{in: "POST / HTTP/1.1\r\nExpect: x\r\n", status: 417},
-		{in: "POST / HTTP/1.1\r\nTransfer-Encoding: gzip\r\n", status: 501},
+		{in: "POST / HTTP/1.1\r\nTransfer-Encoding: chunked, gzip\r\n", status: 400},
+		{in: "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n", status: 400},
+		// An unknown coding alone is 501 only once the head is complete: a later
+		// field could still put a coding after chunked (400).
 	}
 	for _, tt := range tests {
 		var r Request
