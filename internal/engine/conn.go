@@ -121,7 +121,7 @@ func (c *conn) onTraffic() gnet.Action {
 	}
 	if len(c.out) > 0 {
 		c.resumeRead() // a paused fd is not in the poller: gnet could not wait to write
-		_, _ = c.gc.Write(c.out)
+		c.writeOut()
 		if cap(c.out) > 1<<20 {
 			c.out = nil // do not pin a large buffer to an idle connection
 		} else {
@@ -187,6 +187,22 @@ func (c *conn) OutboundBuffered() int {
 		return int(d.pending.Load())
 	}
 	return c.gc.OutboundBuffered()
+}
+
+// writeOut writes the callback's output batch. When gnet holds nothing unsent, the
+// batch goes to the socket directly (rawWrite) and gnet gets only what the socket
+// did not take, which it buffers and sends when the socket is writable, as it does
+// with any partial write; otherwise the batch queues behind gnet's output.
+func (c *conn) writeOut() {
+	if c.gc.OutboundBuffered() == 0 {
+		if n, ok := rawWrite(c.gc.Fd(), c.out); ok {
+			if n < len(c.out) {
+				_, _ = c.gc.Write(c.out[n:])
+			}
+			return
+		}
+	}
+	_, _ = c.gc.Write(c.out)
 }
 
 // readAll feeds everything buffered to the protocol, switching protocol when the
