@@ -192,9 +192,11 @@ func (c *conn) OutboundBuffered() int {
 // writeOut writes the callback's output batch. When gnet holds nothing unsent, the
 // batch goes to the socket directly (rawWrite) and gnet gets only what the socket
 // did not take, which it buffers and sends when the socket is writable, as it does
-// with any partial write; otherwise the batch queues behind gnet's output.
+// with any partial write; otherwise the batch queues behind gnet's output. Never
+// once gnet closed the connection (OnClose ran before it closed the descriptor):
+// its number may already belong to another connection.
 func (c *conn) writeOut() {
-	if c.gc.OutboundBuffered() == 0 {
+	if c.gc.OutboundBuffered() == 0 && !c.closed.Load() {
 		if n, ok := rawWrite(c.gc.Fd(), c.out); ok {
 			if n < len(c.out) {
 				_, _ = c.gc.Write(c.out[n:])
