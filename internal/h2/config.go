@@ -37,8 +37,9 @@ type Config struct {
 	// Default MaxConcurrentStreams.
 	MaxHandlersPerConn int
 	// RefusalFields, when set, gives the extra header fields of the answers this
-	// layer makes itself, to requests no handler sees (413, 431, and 503 when no
-	// worker takes a handler). It gets the status and runs on the event loop.
+	// layer makes itself, to requests no handler sees (400 for a malformed request,
+	// 413, 431, and 503 when no worker takes a handler). It gets the status and
+	// runs on the event loop.
 	RefusalFields func(status int) []httpmsg.Field
 	// StreamGauge, when set, counts the open streams of every connection using
 	// this Config (for metrics).
