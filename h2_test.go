@@ -20,8 +20,9 @@ import (
 	h2spechpack "github.com/summerwind/h2spec/hpack"
 	h2spechttp2 "github.com/summerwind/h2spec/http2"
 	"github.com/summerwind/h2spec/spec"
-	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
+
+	"github.com/celeris-dev/celeris/internal/h2raw"
 )
 
 // TestRoutesBothProtocols runs the route table over HTTP/1.1 and h2c.
@@ -273,58 +274,11 @@ func TestH2RefusalHeader(t *testing.T) {
 // connection of its own and returns the response's status and fields.
 func rawH2Get(t *testing.T, addr string, extra ...hpack.HeaderField) (string, map[string]string) {
 	t.Helper()
-	nc, err := net.Dial("tcp", addr)
+	fields, err := h2raw.Get(addr, "/bench", extra...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer nc.Close()
-	_ = nc.SetDeadline(time.Now().Add(10 * time.Second))
-	if _, err := io.WriteString(nc, http2.ClientPreface); err != nil {
-		t.Fatal(err)
-	}
-	fr := http2.NewFramer(nc, nc)
-	if err := fr.WriteSettings(); err != nil {
-		t.Fatal(err)
-	}
-	var block bytes.Buffer
-	enc := hpack.NewEncoder(&block)
-	for _, f := range append([]hpack.HeaderField{
-		{Name: ":method", Value: "GET"}, {Name: ":scheme", Value: "http"},
-		{Name: ":authority", Value: addr}, {Name: ":path", Value: "/bench"},
-	}, extra...) {
-		_ = enc.WriteField(f)
-	}
-	if err := fr.WriteHeaders(http2.HeadersFrameParam{StreamID: 1, BlockFragment: block.Bytes(), EndStream: true, EndHeaders: true}); err != nil {
-		t.Fatal(err)
-	}
-	dec := hpack.NewDecoder(4096, nil)
-	for {
-		f, err := fr.ReadFrame()
-		if err != nil {
-			t.Fatal(err)
-		}
-		switch f := f.(type) {
-		case *http2.SettingsFrame:
-			if !f.IsAck() {
-				_ = fr.WriteSettingsAck()
-			}
-		case *http2.HeadersFrame:
-			if f.StreamID != 1 {
-				continue
-			}
-			hf, err := dec.DecodeFull(f.HeaderBlockFragment())
-			if err != nil {
-				t.Fatal(err)
-			}
-			fields := map[string]string{}
-			for _, h := range hf {
-				fields[h.Name] = h.Value
-			}
-			return fields[":status"], fields
-		case *http2.GoAwayFrame:
-			t.Fatalf("GOAWAY %v", f.ErrCode)
-		}
-	}
+	return fields[":status"], fields
 }
 
 // TestH2CUpgrade: an HTTP/1.1 request with Upgrade: h2c gets 101, then its

@@ -15,6 +15,8 @@ import (
 
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
+
+	"github.com/celeris-dev/celeris/internal/h2raw"
 )
 
 func startDemo(t *testing.T, inline bool) string {
@@ -181,41 +183,12 @@ func TestDemoRefusalsCarryRequestID(t *testing.T) {
 	}
 	// HTTP/2: a malformed request (a connection-specific field, RFC 9113 §8.2.2)
 	// is answered 400 before any handler runs.
-	nc, err := net.Dial("tcp", addr)
+	got, err := h2raw.Get(addr, "/bench", hpack.HeaderField{Name: "connection", Value: "close"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer nc.Close()
-	_ = nc.SetDeadline(time.Now().Add(10 * time.Second))
-	_, _ = io.WriteString(nc, http2.ClientPreface)
-	fr := http2.NewFramer(nc, nc)
-	_ = fr.WriteSettings()
-	var block bytes.Buffer
-	enc := hpack.NewEncoder(&block)
-	for _, f := range [][2]string{{":method", "GET"}, {":scheme", "http"}, {":authority", addr}, {":path", "/bench"}, {"connection", "close"}} {
-		_ = enc.WriteField(hpack.HeaderField{Name: f[0], Value: f[1]})
-	}
-	_ = fr.WriteHeaders(http2.HeadersFrameParam{StreamID: 1, BlockFragment: block.Bytes(), EndStream: true, EndHeaders: true})
-	dec := hpack.NewDecoder(4096, nil)
-	for {
-		f, err := fr.ReadFrame()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if h, ok := f.(*http2.HeadersFrame); ok && h.StreamID == 1 {
-			fields, err := dec.DecodeFull(h.HeaderBlockFragment())
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := map[string]string{}
-			for _, f := range fields {
-				got[f.Name] = f.Value
-			}
-			if got[":status"] != "400" || got["x-request-id"] == "" {
-				t.Fatalf("h2: %v", got)
-			}
-			return
-		}
+	if got[":status"] != "400" || got["x-request-id"] == "" {
+		t.Fatalf("h2: %v", got)
 	}
 }
 
