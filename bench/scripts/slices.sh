@@ -21,6 +21,9 @@ fi
 if [ "${OPT:-0}" = 1 ]; then
   specs+=("celeris-opt=$BIN/demo-opt" "celeris-opt-inline=$BIN/demo-opt -inline")
 fi
+if [ "${FLOOR:-0}" = 1 ]; then
+  specs+=("floor-gnet=$BIN/floor -engine gnet" "floor-net=$BIN/floor -engine net")
+fi
 lua=$here/pipeline16.lua
 names=(); pids=(); ports=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; }

@@ -1,0 +1,117 @@
+// Command floor is the lower bound of a server's CPU cost per request: it answers
+// every request head (anything up to a blank line) with the same ready-made
+// response of GET /bench, parsing nothing, routing nothing, allocating nothing.
+// It exists to measure what the network engine and the kernel cost on their own,
+// for the per-CPU-second comparisons of issue #2:
+//
+//	floor -engine gnet -addr 127.0.0.1:9000  # gnet v2, as Celeris's engine runs it
+//	floor -engine net  -addr 127.0.0.1:9000  # a goroutine per connection, as fasthttp
+//
+// It is not an HTTP server: it never looks at what it answers.
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/panjf2000/gnet/v2"
+)
+
+var response = []byte("HTTP/1.1 200 OK\r\nServer: floor\r\nDate: Sun, 22 Nov 2026 12:00:00 GMT\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: 2\r\n\r\nOK")
+
+var blank = []byte("\r\n\r\n")
+
+// answer appends one response per complete head in in to out; it returns out and
+// the number of bytes of in consumed.
+func answer(in, out []byte) ([]byte, int) {
+	used := 0
+	for {
+		i := bytes.Index(in[used:], blank)
+		if i < 0 {
+			return out, used
+		}
+		used += i + len(blank)
+		out = append(out, response...)
+	}
+}
+
+type gnetFloor struct {
+	gnet.BuiltinEventEngine
+	out []byte
+}
+
+func (f *gnetFloor) OnTraffic(c gnet.Conn) gnet.Action {
+	in, _ := c.Peek(-1)
+	var used int
+	f.out, used = answer(in, f.out[:0])
+	_, _ = c.Discard(used)
+	if len(f.out) > 0 {
+		_, _ = c.Write(f.out)
+	}
+	return gnet.None
+}
+
+func netFloor(addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return err
+		}
+		go func() {
+			defer c.Close()
+			buf := make([]byte, 4096)
+			out := make([]byte, 0, 4096)
+			have := 0
+			for {
+				n, err := c.Read(buf[have:])
+				if err != nil {
+					return
+				}
+				have += n
+				var used int
+				out, used = answer(buf[:have], out[:0])
+				have = copy(buf, buf[used:have])
+				if have == len(buf) {
+					return // a head larger than the buffer: not this tool's business
+				}
+				if len(out) > 0 {
+					if _, err := c.Write(out); err != nil {
+						return
+					}
+				}
+			}
+		}()
+	}
+}
+
+func main() {
+	engine := flag.String("engine", "gnet", "gnet or net")
+	addr := flag.String("addr", "127.0.0.1:8080", "listen address")
+	flag.Parse()
+	go func() {
+		sig := make(chan os.Signal, 1)
+		signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+		<-sig
+		os.Exit(0)
+	}()
+	var err error
+	switch *engine {
+	case "gnet":
+		err = gnet.Run(&gnetFloor{}, "tcp://"+*addr, gnet.WithReusePort(true), gnet.WithTCPNoDelay(gnet.TCPNoDelay), gnet.WithReadBufferCap(64<<10))
+	case "net":
+		err = netFloor(*addr)
+	default:
+		err = fmt.Errorf("unknown engine %q", *engine)
+	}
+	fmt.Fprintln(os.Stderr, "floor:", err)
+	os.Exit(1)
+}
