@@ -111,3 +111,24 @@ func inlineServe(t *testing.T, s *Server, req []byte) (serve func(), fc *fakeCon
 		}
 	}, fc
 }
+
+// TestContextBufferAllocs: a body built in Context.Buffer costs no allocation once
+// the buffer has grown.
+func TestContextBufferAllocs(t *testing.T) {
+	s := New(Config{})
+	s.GET("/users/:id", func(c *Context) error {
+		b := c.Buffer()
+		b.WriteString("user=")
+		b.WriteString(c.Param("id"))
+		return c.Blob(200, "text/plain; charset=utf-8", b.Bytes())
+	}).Inline()
+	s.freeze()
+	serve, fc := inlineServe(t, s, []byte("GET /users/42 HTTP/1.1\r\nHost: example.com\r\n\r\n"))
+	serve()
+	if !containsBody(fc.out, "\r\n\r\nuser=42") {
+		t.Fatalf("response %q", fc.out)
+	}
+	if a := testing.AllocsPerRun(1000, serve); a != 0 {
+		t.Fatalf("allocs per request = %v, want 0", a)
+	}
+}

@@ -38,6 +38,7 @@ type Context struct {
 	body    []byte       // read once from a streamed request body
 	bodyErr error        // error of that read
 	jbuf    bytes.Buffer // JSON encoding scratch
+	ubuf    bytes.Buffer // Buffer's, for the handler
 	hvals   []byte       // SetHeaderBytes copies, valid until reset
 	jenc    *json.Encoder
 	query   []kv // parsed query, lazily
@@ -78,6 +79,10 @@ func (c *Context) reset() {
 		c.jenc = nil
 	}
 	c.jbuf.Reset()
+	if c.ubuf.Cap() > 64<<10 {
+		c.ubuf = bytes.Buffer{}
+	}
+	c.ubuf.Reset()
 	if cap(c.hvals) > 4<<10 {
 		c.hvals = nil
 	} else {
@@ -481,6 +486,22 @@ func (c *Context) Blob(code int, contentType string, b []byte) error {
 		return nil
 	}
 	return c.w.WriteResponse(code, c.header, b)
+}
+
+// Buffer returns an empty buffer that the Context owns, to build a response body
+// without allocating once the buffer has grown (as a fasthttp handler writes into
+// its RequestCtx):
+//
+//	b := c.Buffer()
+//	b.WriteString("user=")
+//	b.WriteString(c.Param("id"))
+//	return c.Blob(http.StatusOK, "text/plain; charset=utf-8", b.Bytes())
+//
+// Blob and String copy the body, so the buffer may be reused at once. Each call
+// empties the buffer. Like the Context, it is valid until the handler returns.
+func (c *Context) Buffer() *bytes.Buffer {
+	c.ubuf.Reset()
+	return &c.ubuf
 }
 
 // String writes a text/plain response.

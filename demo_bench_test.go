@@ -38,7 +38,12 @@ func BenchmarkServeDemoStack(b *testing.B) {
 			return c.JSON(http.StatusOK, msg{Message: "Hello, World!"})
 		}).Inline()
 		s.GET("/users/:id/posts/:postId", func(c *celeris.Context) error {
-			return c.String(http.StatusOK, "user="+c.Param("id")+" post="+c.Param("postId"))
+			b := c.Buffer() // as cmd/demo
+			b.WriteString("user=")
+			b.WriteString(c.Param("id"))
+			b.WriteString(" post=")
+			b.WriteString(c.Param("postId"))
+			return c.Blob(http.StatusOK, "text/plain; charset=utf-8", b.Bytes())
 		}).Inline()
 		return s
 	}

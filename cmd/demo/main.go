@@ -125,7 +125,12 @@ func register(s *celeris.Server, inline, gzip bool) {
 			return c.JSON(http.StatusOK, message{Message: "Hello, World!"})
 		}, jsonMW...),
 		s.GET("/users/:id/posts/:postId", func(c *celeris.Context) error {
-			return c.String(http.StatusOK, "user="+c.Param("id")+" post="+c.Param("postId"))
+			b := c.Buffer() // the body without an allocation per request
+			b.WriteString("user=")
+			b.WriteString(c.Param("id"))
+			b.WriteString(" post=")
+			b.WriteString(c.Param("postId"))
+			return c.Blob(http.StatusOK, "text/plain; charset=utf-8", b.Bytes())
 		}),
 	}
 	if inline {
