@@ -303,6 +303,20 @@ func TestH1ConnectionRules(t *testing.T) {
 			t.Fatalf("after HEAD: %q", got)
 		}
 	})
+	t.Run("HTTP/1.0 HEAD of a streamed response has no body", func(t *testing.T) {
+		// The GET would be close-delimited; the HEAD answer ends at its blank line,
+		// so a keep-alive client goes on with the next request.
+		rc := dialRaw(t, addr)
+		rc.send("HEAD /stream HTTP/1.0\r\nConnection: keep-alive\r\n\r\nGET /bench HTTP/1.0\r\n\r\n")
+		resp := rc.readResponse("HEAD")
+		if resp.StatusCode != 200 || resp.Header.Get("Content-Length") != "" || resp.Header.Get("Connection") != "keep-alive" {
+			t.Fatal(resp.Status, resp.Header)
+		}
+		line, err := rc.br.ReadString('\n')
+		if err != nil || line != "HTTP/1.1 200 OK\r\n" {
+			t.Fatalf("after HEAD: %q, %v (a body was sent?)", line, err)
+		}
+	})
 	t.Run("streamed response is chunked", func(t *testing.T) {
 		rc := dialRaw(t, addr)
 		rc.send("GET /stream HTTP/1.1\r\nHost: x\r\n\r\n")

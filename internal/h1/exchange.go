@@ -35,10 +35,6 @@ type exchange struct {
 	answered  bool    // a response (complete or streamed) was started
 	streaming bool    // WriteHeader was called
 	ended     bool    // the streamed response was ended
-	buffered  []byte  // HTTP/1.0 streamed body, sent with a length at End
-	status    int
-	savedHdr  []httpmsg.Field // HTTP/1.0 streamed response header
-	savedRaw  []byte
 
 	discard bool      // a streamed response without content (HEAD, 204, 304)
 	raw10   bool      // a close-delimited streamed response (HTTP/1.0)
@@ -113,16 +109,9 @@ func (ex *exchange) reset() {
 	ex.raw = shrink(ex.raw, 8<<10)
 	ex.body = shrink(ex.body, 16<<10)
 	ex.trail = shrink(ex.trail, 1<<10)
-	ex.buffered = shrink(ex.buffered, 16<<10)
-	ex.savedHdr = ex.savedHdr[:0]
-	ex.savedRaw = shrink(ex.savedRaw, 1<<10)
 	ex.out = nil
 	ex.chunked, ex.keepAlive, ex.http10, ex.isHead = false, false, false, false
 	ex.answered, ex.streaming, ex.ended, ex.discard, ex.raw10 = false, false, false, false, false
-	ex.status = 0
-	if ex.http10 {
-		ex.buffered = nil
-	}
 	ex.inline, ex.pipe, ex.fed = false, nil, 0
 	if ex.cancel != nil {
 		ex.cancel()
@@ -132,12 +121,12 @@ func (ex *exchange) reset() {
 
 // keptBytes is the capacity of the buffers ex keeps for reuse.
 func (ex *exchange) keptBytes() int {
-	return cap(ex.raw) + cap(ex.body) + cap(ex.trail) + cap(ex.buffered) + cap(ex.savedRaw)
+	return cap(ex.raw) + cap(ex.body) + cap(ex.trail)
 }
 
 // dropBuffers releases ex's buffers (the connection's budget is spent).
 func (ex *exchange) dropBuffers() {
-	ex.raw, ex.body, ex.trail, ex.buffered, ex.savedRaw = nil, nil, nil, nil, nil
+	ex.raw, ex.body, ex.trail = nil, nil, nil
 }
 
 // copyTrailers keeps the trailer fields of a chunked body in ex's own buffer.
@@ -248,31 +237,22 @@ func (ex *exchange) WriteHeader(status int, header []httpmsg.Field) error {
 		*ex.out = AppendHeadCached(*ex.out, status, header, 0, closeConn, ex.http10 && ex.keepAlive, ex.validCache())
 		ex.discard = true
 		return nil
+	case ex.isHead:
+		// HTTP/1.0: the GET's body would be close-delimited, so no framing field;
+		// a HEAD response has no body (RFC 9110 §9.3.2), so the connection may stay.
+		*ex.out = AppendHeadCached(*ex.out, status, header, CloseDelimited, closeConn, ex.keepAlive, ex.validCache())
+		ex.discard = true
+		return nil
 	case ex.http10:
 		// No chunked coding in HTTP/1.0: the body is close-delimited.
 		ex.keepAlive = false
 		*ex.out = AppendHeadCached(*ex.out, status, header, CloseDelimited, true, false, ex.validCache())
 		ex.raw10 = true
 		return nil
-	case ex.isHead:
-		ex.status = status
-		for _, f := range header {
-			start := len(ex.savedRaw)
-			ex.savedRaw = append(ex.savedRaw, f.Name...)
-			mid := len(ex.savedRaw)
-			ex.savedRaw = append(ex.savedRaw, f.Value...)
-			ex.savedHdr = append(ex.savedHdr, httpmsg.Field{
-				Name:  bytesconv.B2S(ex.savedRaw[start:mid]),
-				Value: bytesconv.B2S(ex.savedRaw[mid:]),
-			})
-		}
-		return nil
 	}
 	*ex.out = AppendHeadCached(*ex.out, status, header, -1, closeConn, false, ex.validCache())
 	return nil
 }
-
-func (ex *exchange) collecting() bool { return ex.status != 0 }
 
 // Write appends a chunk of a streamed response.
 func (ex *exchange) Write(p []byte) (int, error) {
@@ -280,10 +260,6 @@ func (ex *exchange) Write(p []byte) (int, error) {
 		return 0, ErrNotStarted
 	}
 	if ex.discard {
-		return len(p), nil
-	}
-	if ex.collecting() {
-		ex.buffered = append(ex.buffered, p...)
 		return len(p), nil
 	}
 	if ex.raw10 {
@@ -306,7 +282,7 @@ func (ex *exchange) Flush() error {
 	if !ex.streaming || ex.ended {
 		return ErrNotStarted
 	}
-	if ex.out != &ex.conn.inline && !ex.collecting() {
+	if ex.out != &ex.conn.inline {
 		return ex.conn.handOff(ex.out, false)
 	}
 	return nil
@@ -320,10 +296,6 @@ func (ex *exchange) End(trailer []httpmsg.Field) error {
 	ex.ended = true
 	if ex.discard || ex.raw10 {
 		return nil
-	}
-	if ex.collecting() {
-		ex.answered = false
-		return ex.WriteResponse(ex.status, ex.savedHdr, ex.buffered)
 	}
 	*ex.out = AppendLastChunk(*ex.out, trailer)
 	return nil
