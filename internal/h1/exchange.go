@@ -19,37 +19,46 @@ var (
 // every string in msg points into raw, body or trail and is valid until the
 // exchange is recycled, right after Serve returns.
 type exchange struct {
-	conn  *Conn
-	msg   httpmsg.Request
-	raw   []byte // copy of the request head
-	body  []byte // request body
-	trail []byte // trailer bytes of a chunked body
-	hdr   [inlineFields]httpmsg.Field
+	// The fields a request touches come first and hdr last, so that they share as
+	// few cache lines as they can: a pipelined batch in safe mode keeps many
+	// exchanges in flight, and each is cold again when the next phase reaches it.
+	conn *Conn
+	msg  httpmsg.Request
 
 	chunked   bool
 	keepAlive bool
 	http10    bool
 	isHead    bool
+	answered  bool // a response (complete or streamed) was started
+	streaming bool // WriteHeader was called
+	ended     bool // the streamed response was ended
+	discard   bool // a streamed response without content (HEAD, 204, 304)
+	raw10     bool // a close-delimited streamed response (HTTP/1.0)
+	inline    bool // the route runs on the event loop
+	hasBody   bool // the request has a body (body and trail may have grown)
 
-	out       *[]byte // where response bytes go: the loop's inline buffer or the worker's
-	answered  bool    // a response (complete or streamed) was started
-	streaming bool    // WriteHeader was called
-	ended     bool    // the streamed response was ended
-
-	discard bool      // a streamed response without content (HEAD, 204, 304)
-	raw10   bool      // a close-delimited streamed response (HTTP/1.0)
-	inline  bool      // the route runs on the event loop
-	pipe    *bodyPipe // streamed request body, nil when buffered
-	fed     int64     // body bytes moved into pipe (event loop)
-
-	ctx    context.Context    // created lazily by Context; guarded by conn.mu
+	// release touches two cache lines: the one holding msg.Route and the flags
+	// above, and the next one, which starts at pipe (offsets 256 and 320; an
+	// exchange is 64-byte aligned, its size class being a multiple of 64).
+	out    *[]byte            // where response bytes go: the loop's inline buffer or the worker's
+	pipe   *bodyPipe          // streamed request body, nil when buffered
 	cancel context.CancelFunc // guarded by conn.mu
+	raw    []byte             // copy of the request head
+	kept   int                // cap of body and trail when last released
+	fed    int64              // body bytes moved into pipe (event loop)
+
+	ctx   context.Context // created lazily by Context; guarded by conn.mu
+	body  []byte          // request body
+	trail []byte          // trailer bytes of a chunked body
+
+	hdr [inlineFields]httpmsg.Field
 }
 
 // fill copies the head and points msg's strings into the copy. r (the parser's,
 // over the engine's buffer) is only read: its views are translated into the copy
 // as they are taken.
 func (ex *exchange) fill(head []byte, r *Request) {
+	ex.clear()
 	ex.raw = append(ex.raw[:0], head...)
 	raw := ex.raw
 	m := &ex.msg
@@ -81,6 +90,7 @@ func (ex *exchange) fill(head []byte, r *Request) {
 	}
 	m.RemoteAddr = ex.conn.c.RemoteAddr()
 	m.Close = !r.KeepAlive
+	ex.hasBody = m.ContentLength != 0
 	ex.chunked = r.Chunked
 	ex.keepAlive = r.KeepAlive
 	ex.http10 = r.Minor == 0
@@ -97,8 +107,32 @@ func (ex *exchange) validCache() *ValidCache { return &ex.conn.vc }
 // copy of old): the translation of Request.Rebase, view by view.
 func headView(s, old, new []byte) string { return bytesconv.B2S(rebase(s, old, new)) }
 
-// reset clears ex for reuse, keeping buffers of a reasonable size.
-func (ex *exchange) reset() {
+// release ends ex's use when it goes back to the free list: it cancels the request's
+// context, drops what could keep memory alive (a body pipe, a handler's context,
+// buffers larger than worth keeping) and leaves the rest to clear, which the next
+// fill runs. The split keeps the cache lines this touches few: in safe mode the
+// exchanges of a pipelined batch are cold again by the time they are recycled.
+func (ex *exchange) release() {
+	if ex.cancel != nil {
+		ex.cancel()
+		ex.ctx, ex.cancel = nil, nil
+	}
+	if ex.pipe != nil {
+		ex.pipe, ex.msg.BodyReader = nil, nil
+	}
+	ex.out, ex.msg.Route = nil, nil
+	ex.raw = shrink(ex.raw, 8<<10)
+	if ex.hasBody {
+		// Only a request body grows these buffers: without one their cache line
+		// stays untouched.
+		ex.body = shrink(ex.body, 16<<10)
+		ex.trail = shrink(ex.trail, 1<<10)
+		ex.kept = cap(ex.body) + cap(ex.trail)
+	}
+}
+
+// clear resets ex's request and state before fill, keeping its buffers.
+func (ex *exchange) clear() {
 	hdr := ex.msg.Header[:0]
 	if cap(hdr) > 4*inlineFields {
 		hdr = ex.hdr[:0]
@@ -106,27 +140,18 @@ func (ex *exchange) reset() {
 	httpmsg.ClearFields(ex.msg.Header)
 	tr := ex.msg.Trailer[:0]
 	ex.msg = httpmsg.Request{Header: hdr, Trailer: tr}
-	ex.raw = shrink(ex.raw, 8<<10)
-	ex.body = shrink(ex.body, 16<<10)
-	ex.trail = shrink(ex.trail, 1<<10)
-	ex.out = nil
 	ex.chunked, ex.keepAlive, ex.http10, ex.isHead = false, false, false, false
 	ex.answered, ex.streaming, ex.ended, ex.discard, ex.raw10 = false, false, false, false, false
-	ex.inline, ex.pipe, ex.fed = false, nil, 0
-	if ex.cancel != nil {
-		ex.cancel()
-		ex.ctx, ex.cancel = nil, nil
-	}
+	ex.inline, ex.hasBody, ex.fed = false, false, 0
 }
 
-// keptBytes is the capacity of the buffers ex keeps for reuse.
-func (ex *exchange) keptBytes() int {
-	return cap(ex.raw) + cap(ex.body) + cap(ex.trail)
-}
+// keptBytes is the capacity of the buffers ex keeps for reuse (after release).
+func (ex *exchange) keptBytes() int { return cap(ex.raw) + ex.kept }
 
 // dropBuffers releases ex's buffers (the connection's budget is spent).
 func (ex *exchange) dropBuffers() {
 	ex.raw, ex.body, ex.trail = nil, nil, nil
+	ex.kept = 0
 }
 
 // copyTrailers keeps the trailer fields of a chunked body in ex's own buffer.

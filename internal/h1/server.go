@@ -63,6 +63,7 @@ type Conn struct {
 	task     batchTask
 	inline   []byte // response bytes of inline handlers
 	free     []*exchange
+	kept     int  // the keptBytes of free's exchanges, summed
 	closing  bool // a response carried Connection: close; read nothing more
 	draining atomic.Bool
 
@@ -586,7 +587,9 @@ func (cn *Conn) newExchange(head []byte, r *Request) *exchange {
 	var ex *exchange
 	if n := len(cn.free); n > 0 {
 		ex = cn.free[n-1]
+		cn.free[n-1] = nil
 		cn.free = cn.free[:n-1]
+		cn.kept -= ex.keptBytes()
 	} else {
 		ex = &exchange{conn: cn}
 	}
@@ -596,20 +599,19 @@ func (cn *Conn) newExchange(head []byte, r *Request) *exchange {
 
 // put returns ex to the free list (bounded), dropping large buffers.
 func (cn *Conn) put(ex *exchange) {
-	ex.reset()
+	ex.release()
 	if len(cn.free) >= maxFree {
 		return
 	}
 	// An idle keep-alive connection must not pin much memory: the buffers its free
 	// exchanges keep are bounded in total (a burst of large pipelined bodies would
 	// otherwise stay allocated for as long as the client keeps the connection).
-	kept := 0
-	for _, f := range cn.free {
-		kept += f.keptBytes()
-	}
-	if kept+ex.keptBytes() > maxKeptBytes {
+	k := ex.keptBytes()
+	if cn.kept+k > maxKeptBytes {
 		ex.dropBuffers()
+		k = 0
 	}
+	cn.kept += k
 	cn.free = append(cn.free, ex)
 }
 
@@ -621,7 +623,7 @@ const handOffEarly = 256 << 10
 const maxKeptBytes = 64 << 10
 
 func (cn *Conn) release() {
-	cn.free = nil
+	cn.free, cn.kept = nil, 0
 	cn.batch = nil
 	cn.cur = nil
 	cn.inline = nil
