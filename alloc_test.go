@@ -99,19 +99,6 @@ func TestSetHeaderBytes(t *testing.T) {
 	}
 }
 
-// inlineServe returns a function that feeds req to a fresh HTTP/1.1 connection of
-// s without network and leaves the response in fc.out.
-func inlineServe(t *testing.T, s *Server, req []byte) (serve func(), fc *fakeConn) {
-	fc = &fakeConn{}
-	cn := h1.NewConn(fc, &s.h1cfg)
-	return func() {
-		fc.out = fc.out[:0]
-		if n, err := cn.OnData(req); n != len(req) || err != nil {
-			t.Fatalf("OnData = %d, %v", n, err)
-		}
-	}, fc
-}
-
 // TestContextBufferAllocs: a body built in Context.Buffer costs no allocation once
 // the buffer has grown.
 func TestContextBufferAllocs(t *testing.T) {

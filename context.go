@@ -23,42 +23,60 @@ import (
 // handler returns. Use Clone (or strings.Clone / bytes.Clone) for anything kept
 // longer, e.g. passed to a goroutine.
 type Context struct {
-	server *Server
-	req    *httpmsg.Request
-	w      httpmsg.ResponseWriter
-	route  *Route
-	params router.Params
-	allow  string // Allow value of a 405 answer
-
-	status  int
+	// Every request touches the fields up to hdrBuf; they come first so that they
+	// share few cache lines (a pipelined batch in safe mode holds many Contexts, each
+	// cold again when its worker reaches it). The fields after hdrBuf belong to
+	// features a request may not use: touched says which to clear.
+	server  *Server
+	req     *httpmsg.Request
+	w       httpmsg.ResponseWriter
+	route   *Route
 	header  []httpmsg.Field
-	hdrBuf  [8]httpmsg.Field
-	written bool
+	status  int
+	bytes   int64  // response body bytes written
+	capture int    // BeginCapture depth
+	touched uint16 // the features below hdrBuf this request used (t* bits)
 
-	body    []byte       // read once from a streamed request body
-	bodyErr error        // error of that read
-	jbuf    bytes.Buffer // JSON encoding scratch
-	ubuf    bytes.Buffer // Buffer's, for the handler
-	hvals   []byte       // SetHeaderBytes copies, valid until reset
-	jenc    *json.Encoder
-	query   []kv // parsed query, lazily
-	qparsed bool
-	values  []kvAny
+	written   bool
+	errored   bool // Error ran the error handler
+	streaming bool // Stream started a streamed response
+	captured  bool // a response was captured
+	qparsed   bool
+	allow     string // Allow value of a 405 answer
+	params    router.Params
+	hdrBuf    [8]httpmsg.Field
 
-	methodOverride string          // set by SetMethod (Pre middleware)
-	pathOverride   string          // set by SetPath (Pre middleware)
-	ctx            context.Context // set by SetContext
+	body      []byte       // read once from a streamed request body (tBody)
+	bodyErr   error        // error of that read (tBody)
+	jbuf      bytes.Buffer // JSON encoding scratch (tJSON)
+	jenc      *json.Encoder
+	ubuf      bytes.Buffer // Buffer's, for the handler (tBuffer)
+	hvals     []byte       // SetHeaderBytes copies, valid until reset (tHvals)
+	query     []kv         // parsed query, lazily (tQuery)
+	values    []kvAny      // (tValues)
+	capStatus int          // captured status (tCapture)
+	capBody   []byte       // captured body, owned (tCapture)
 
-	bytes     int64        // response body bytes written
-	errored   bool         // Error ran the error handler
-	streaming bool         // Stream started a streamed response
-	stream    StreamWriter // the writer Stream returns
-
-	capture   int    // BeginCapture depth
-	captured  bool   // a response was captured
-	capStatus int    // captured status
-	capBody   []byte // captured body (owned)
+	methodOverride string          // set by SetMethod (Pre middleware) (tOverride)
+	pathOverride   string          // set by SetPath (Pre middleware) (tOverride)
+	ctx            context.Context // set by SetContext or Context (tCtx)
+	stream         StreamWriter    // the writer Stream returns (tStream)
 }
+
+// Bits of Context.touched: which of the fields after hdrBuf a request set, so that
+// reset clears only those.
+const (
+	tBody uint16 = 1 << iota
+	tJSON
+	tBuffer
+	tHvals
+	tQuery
+	tValues
+	tCapture
+	tOverride
+	tCtx
+	tStream
+)
 
 type kv struct{ k, v string }
 type kvAny struct {
@@ -69,43 +87,64 @@ type kvAny struct {
 func (c *Context) reset() {
 	c.req, c.w, c.route, c.allow = nil, nil, nil, ""
 	c.params.Reset()
-	c.status = 0
+	c.status, c.bytes, c.capture = 0, 0, 0
 	httpmsg.ClearFields(c.header)
 	c.header = c.hdrBuf[:0]
-	c.written = false
-	c.body, c.bodyErr = nil, nil
-	if c.jbuf.Cap() > 64<<10 {
-		c.jbuf = bytes.Buffer{}
-		c.jenc = nil
+	c.written, c.errored, c.streaming, c.captured, c.qparsed = false, false, false, false, false
+	t := c.touched
+	if t == 0 {
+		return
 	}
-	c.jbuf.Reset()
-	if c.ubuf.Cap() > 64<<10 {
-		c.ubuf = bytes.Buffer{}
+	c.touched = 0
+	if t&tBody != 0 {
+		c.body, c.bodyErr = nil, nil
 	}
-	c.ubuf.Reset()
-	if cap(c.hvals) > 4<<10 {
-		c.hvals = nil
-	} else {
-		c.hvals = c.hvals[:0]
+	if t&tJSON != 0 {
+		if c.jbuf.Cap() > 64<<10 {
+			c.jbuf = bytes.Buffer{}
+			c.jenc = nil
+		}
+		c.jbuf.Reset()
 	}
-	if len(c.query) > 0 {
-		clear(c.query)
+	if t&tBuffer != 0 {
+		if c.ubuf.Cap() > 64<<10 {
+			c.ubuf = bytes.Buffer{}
+		}
+		c.ubuf.Reset()
 	}
-	c.query, c.qparsed = c.query[:0], false
-	if v, ok := c.Get(formKey); ok {
-		if fc, ok := v.(*formCache); ok && fc.multi != nil {
-			_ = fc.multi.RemoveAll() // multipart temp files end with the request
+	if t&tHvals != 0 {
+		if cap(c.hvals) > 4<<10 {
+			c.hvals = nil
+		} else {
+			c.hvals = c.hvals[:0]
 		}
 	}
-	if len(c.values) > 0 {
-		clear(c.values)
+	if t&tQuery != 0 {
+		clear(c.query)
+		c.query = c.query[:0]
 	}
-	c.values = c.values[:0]
-	c.methodOverride, c.pathOverride, c.ctx = "", "", nil
-	c.capture, c.captured, c.capStatus = 0, false, 0
-	c.streaming, c.stream.w, c.stream.c = false, nil, nil
-	c.bytes, c.errored = 0, false
-	c.capBody = shrinkBuf(c.capBody, 64<<10)
+	if t&tValues != 0 {
+		if v, ok := c.Get(formKey); ok {
+			if fc, ok := v.(*formCache); ok && fc.multi != nil {
+				_ = fc.multi.RemoveAll() // multipart temp files end with the request
+			}
+		}
+		clear(c.values)
+		c.values = c.values[:0]
+	}
+	if t&tCapture != 0 {
+		c.capStatus = 0
+		c.capBody = shrinkBuf(c.capBody, 64<<10)
+	}
+	if t&tOverride != 0 {
+		c.methodOverride, c.pathOverride = "", ""
+	}
+	if t&tCtx != 0 {
+		c.ctx = nil
+	}
+	if t&tStream != 0 {
+		c.stream.w, c.stream.c = nil, nil
+	}
 }
 
 func shrinkBuf(b []byte, max int) []byte {
@@ -116,14 +155,14 @@ func shrinkBuf(b []byte, max int) []byte {
 }
 
 func (c *Context) method() string {
-	if c.methodOverride != "" {
+	if c.touched&tOverride != 0 && c.methodOverride != "" {
 		return c.methodOverride
 	}
 	return c.req.Method
 }
 
 func (c *Context) path() string {
-	if c.pathOverride != "" {
+	if c.touched&tOverride != 0 && c.pathOverride != "" {
 		return c.pathOverride
 	}
 	return c.req.Path
@@ -131,14 +170,14 @@ func (c *Context) path() string {
 
 // SetMethod changes the method the router sees (for Pre middleware, e.g. a method
 // override). It has no effect once routing is done.
-func (c *Context) SetMethod(m string) { c.methodOverride = m }
+func (c *Context) SetMethod(m string) { c.methodOverride, c.touched = m, c.touched|tOverride }
 
 // SetPath changes the path the router sees (for Pre middleware, e.g. a rewrite).
-func (c *Context) SetPath(p string) { c.pathOverride = p }
+func (c *Context) SetPath(p string) { c.pathOverride, c.touched = p, c.touched|tOverride }
 
 // SetContext replaces the request's context.Context (e.g. with a deadline) for the
 // rest of the chain.
-func (c *Context) SetContext(ctx context.Context) { c.ctx = ctx }
+func (c *Context) SetContext(ctx context.Context) { c.ctx, c.touched = ctx, c.touched|tCtx }
 
 // RawQuery is the query string without '?', not decoded.
 func (c *Context) RawQuery() string { return c.req.RawQuery }
@@ -261,14 +300,14 @@ func (c *Context) RoutePattern() string {
 // shutdown deadline passes. It is created on first use: requests that never ask
 // pay nothing for it.
 func (c *Context) Context() context.Context {
-	if c.ctx != nil {
+	if c.touched&tCtx != 0 && c.ctx != nil {
 		return c.ctx
 	}
 	if c.req.Ctx != nil {
 		return c.req.Ctx
 	}
 	if cw, ok := c.w.(interface{ Context() context.Context }); ok {
-		c.ctx = cw.Context()
+		c.ctx, c.touched = cw.Context(), c.touched|tCtx
 		return c.ctx
 	}
 	return context.Background()
@@ -303,6 +342,7 @@ func (c *Context) QueryValues() url.Values {
 
 func (c *Context) parseQuery() {
 	c.qparsed = true
+	c.touched |= tQuery
 	q := c.req.RawQuery
 	for q != "" {
 		var pair string
@@ -356,6 +396,7 @@ func (c *Context) Body() ([]byte, error) {
 			err = NewHTTPError(http.StatusRequestEntityTooLarge, "request body too large")
 		}
 		c.body, c.bodyErr = b, err
+		c.touched |= tBody
 	}
 	return c.body, c.bodyErr
 }
@@ -389,6 +430,7 @@ func (c *Context) BindJSON(v any) error {
 
 // Set stores a value for later middleware or handlers of this request.
 func (c *Context) Set(key string, v any) {
+	c.touched |= tValues
 	for i := range c.values {
 		if c.values[i].k == key {
 			c.values[i].v = v
@@ -434,6 +476,7 @@ func (c *Context) SetHeader(name, value string) {
 // handler returns. It does not allocate once the buffer has grown (fasthttp's
 // SetBytesV).
 func (c *Context) SetHeaderBytes(name string, value []byte) string {
+	c.touched |= tHvals
 	start := len(c.hvals)
 	c.hvals = append(c.hvals, value...)
 	v := bytesconv.B2S(c.hvals[start:len(c.hvals):len(c.hvals)])
@@ -481,6 +524,7 @@ func (c *Context) Blob(code int, contentType string, b []byte) error {
 	c.bytes = int64(len(b))
 	if c.capture > 0 {
 		c.captured = true
+		c.touched |= tCapture
 		c.capStatus = code
 		c.capBody = append(c.capBody[:0], b...)
 		return nil
@@ -500,6 +544,7 @@ func (c *Context) Blob(code int, contentType string, b []byte) error {
 // Blob and String copy the body, so the buffer may be reused at once. Each call
 // empties the buffer. Like the Context, it is valid until the handler returns.
 func (c *Context) Buffer() *bytes.Buffer {
+	c.touched |= tBuffer
 	c.ubuf.Reset()
 	return &c.ubuf
 }
@@ -516,6 +561,7 @@ func (c *Context) HTML(code int, s string) error {
 
 // JSON encodes v and writes it as application/json.
 func (c *Context) JSON(code int, v any) error {
+	c.touched |= tJSON
 	if c.jenc == nil {
 		c.jenc = json.NewEncoder(&c.jbuf)
 		c.jenc.SetEscapeHTML(false)
@@ -559,6 +605,7 @@ func (c *Context) Stream(code int, contentType string) (*StreamWriter, error) {
 	}
 	c.streaming = true
 	c.stream.w, c.stream.c = c.w, c
+	c.touched |= tStream
 	return &c.stream, nil
 }
 

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/celeris-dev/celeris/internal/h1"
 )
 
 // startServer starts s on 127.0.0.1:0 with register's routes and stops it when the
@@ -133,4 +135,17 @@ func bodyString(t testing.TB, resp *http.Response) string {
 	}
 	resp.Body.Close()
 	return string(b)
+}
+
+// inlineServe returns a function that feeds req to a fresh HTTP/1.1 connection of
+// s without network and leaves the response in fc.out.
+func inlineServe(t *testing.T, s *Server, req []byte) (serve func(), fc *fakeConn) {
+	fc = &fakeConn{}
+	cn := h1.NewConn(fc, &s.h1cfg)
+	return func() {
+		fc.out = fc.out[:0]
+		if n, err := cn.OnData(req); n != len(req) || err != nil {
+			t.Fatalf("OnData = %d, %v", n, err)
+		}
+	}, fc
 }
