@@ -121,28 +121,40 @@ func (ex *exchange) release() {
 		ex.pipe, ex.msg.BodyReader = nil, nil
 	}
 	ex.out, ex.msg.Route = nil, nil
+	dropped := cap(ex.raw) > 8<<10
 	ex.raw = shrink(ex.raw, 8<<10)
 	if ex.hasBody {
 		// Only a request body grows these buffers: without one their cache line
 		// stays untouched.
+		dropped = dropped || cap(ex.body) > 16<<10 || cap(ex.trail) > 1<<10
 		ex.body = shrink(ex.body, 16<<10)
 		ex.trail = shrink(ex.trail, 1<<10)
 		ex.kept = cap(ex.body) + cap(ex.trail)
+	}
+	if dropped {
+		ex.clearMsg() // its views would keep the dropped buffers alive
 	}
 }
 
 // clear resets ex's request and state before fill, keeping its buffers.
 func (ex *exchange) clear() {
+	ex.clearMsg()
+	ex.chunked, ex.keepAlive, ex.http10, ex.isHead = false, false, false, false
+	ex.answered, ex.streaming, ex.ended, ex.discard, ex.raw10 = false, false, false, false, false
+	ex.inline, ex.hasBody, ex.fed = false, false, 0
+}
+
+// clearMsg empties msg, and the header and trailer fields whose strings point
+// into ex's buffers.
+func (ex *exchange) clearMsg() {
 	hdr := ex.msg.Header[:0]
 	if cap(hdr) > 4*inlineFields {
 		hdr = ex.hdr[:0]
 	}
 	httpmsg.ClearFields(ex.msg.Header)
+	httpmsg.ClearFields(ex.msg.Trailer)
 	tr := ex.msg.Trailer[:0]
 	ex.msg = httpmsg.Request{Header: hdr, Trailer: tr}
-	ex.chunked, ex.keepAlive, ex.http10, ex.isHead = false, false, false, false
-	ex.answered, ex.streaming, ex.ended, ex.discard, ex.raw10 = false, false, false, false, false
-	ex.inline, ex.hasBody, ex.fed = false, false, 0
 }
 
 // keptBytes is the capacity of the buffers ex keeps for reuse (after release).
@@ -152,6 +164,7 @@ func (ex *exchange) keptBytes() int { return cap(ex.raw) + ex.kept }
 func (ex *exchange) dropBuffers() {
 	ex.raw, ex.body, ex.trail = nil, nil, nil
 	ex.kept = 0
+	ex.clearMsg()
 }
 
 // copyTrailers keeps the trailer fields of a chunked body in ex's own buffer.
@@ -240,7 +253,7 @@ func bodyAllowed(status int) bool {
 }
 
 // WriteHeader starts a streamed response: chunked on HTTP/1.1; on HTTP/1.0, which
-// has no chunked coding, the body is collected and sent with a length at End.
+// has no chunked coding, close-delimited (the connection closes after it).
 func (ex *exchange) WriteHeader(status int, header []httpmsg.Field) error {
 	if ex.answered {
 		return ErrAnswered

@@ -6,6 +6,7 @@ import (
 	"net"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/celeris-dev/celeris/internal/httpmsg"
 )
@@ -69,6 +70,26 @@ func TestRecycledExchangeAccounting(t *testing.T) {
 			if cap(ex.raw) > 8<<10 || cap(ex.body) > 16<<10 || cap(ex.trail) > 1<<10 {
 				t.Fatalf("after %.30q: a free exchange keeps large buffers", after)
 			}
+			// What msg still holds must point into the buffers ex kept: a view into
+			// a dropped buffer would keep it alive on the free list.
+			if len(ex.msg.Body) > 0 && !within(unsafe.SliceData(ex.msg.Body), ex.body) {
+				t.Fatalf("after %.30q: msg.Body outlives its buffer", after)
+			}
+			for _, f := range ex.msg.Header {
+				if !within(unsafe.StringData(f.Name), ex.raw) || !within(unsafe.StringData(f.Value), ex.raw) && f.Value != "" {
+					t.Fatalf("after %.30q: a header field outlives the head it came from", after)
+				}
+			}
+			for _, f := range ex.msg.Trailer {
+				if !within(unsafe.StringData(f.Name), ex.trail) {
+					t.Fatalf("after %.30q: a trailer field outlives its buffer", after)
+				}
+			}
+			for _, f := range ex.hdr[len(ex.msg.Header):] {
+				if f.Name != "" || f.Value != "" {
+					t.Fatalf("after %.30q: a stale header field in the inline array", after)
+				}
+			}
 			sum += ex.keptBytes()
 		}
 		if sum != cn.kept || cn.kept > maxKeptBytes {
@@ -96,4 +117,13 @@ func TestRecycledExchangeAccounting(t *testing.T) {
 		t.Fatalf("pipelined: %d, %v", n, err)
 	}
 	check("pipelined")
+}
+
+// within reports whether p points into b's array.
+func within(p *byte, b []byte) bool {
+	if cap(b) == 0 {
+		return false
+	}
+	start := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	return uintptr(unsafe.Pointer(p)) >= start && uintptr(unsafe.Pointer(p)) < start+uintptr(cap(b))
 }
