@@ -35,7 +35,7 @@ type exchange struct {
 	discard   bool // a streamed response without content (HEAD, 204, 304)
 	raw10     bool // a close-delimited streamed response (HTTP/1.0)
 	inline    bool // the route runs on the event loop
-	hasBody   bool // the request has a body (body and trail may have grown)
+	hasBody   bool // msg.ContentLength != 0 (body and trail may grow), kept on this line
 
 	// release touches two cache lines: the one holding msg.Route and the flags
 	// above, and the next one, which starts at pipe (offsets 256 and 320; an
