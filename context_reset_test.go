@@ -3,7 +3,10 @@ package celeris
 import (
 	"bytes"
 	"context"
+	"io"
+	"net/http"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -73,4 +76,76 @@ func TestContextResetClearsEveryFeature(t *testing.T) {
 			t.Errorf("after reset hdrBuf[%d] = %q", i, h)
 		}
 	}
+}
+
+// TestNoStateLeaksBetweenRequests: over real connections (every protocol), a
+// request that uses every Context feature is followed, many times, by one that
+// looks for anything left from it: the recycled Context and exchange must come back
+// clean (reset skips what touched says was unused, recycling leaves the clearing to
+// the next use).
+func TestNoStateLeaksBetweenRequests(t *testing.T) {
+	type key struct{}
+	_, addr := startServer(t, Config{EventLoops: 1}, func(s *Server) {
+		s.POST("/dirty", func(c *Context) error {
+			c.SetPath("/elsewhere")
+			c.SetMethod("PATCH")
+			c.SetContext(context.WithValue(c.Context(), key{}, "dirty"))
+			c.Set("k", "dirty")
+			_ = c.Query("q")
+			_, _ = c.Body()
+			c.SetHeaderBytes("X-Dirty", []byte("1"))
+			c.Buffer().WriteString("dirty")
+			_, _, _, _ = c.CaptureResponse(func(c *Context) error { return c.JSON(202, "dirty") })
+			return c.String(200, "dirty")
+		}).Inline()
+		s.GET("/clean", func(c *Context) error {
+			var leaks []string
+			if _, ok := c.Get("k"); ok {
+				leaks = append(leaks, "value")
+			}
+			if c.Context().Value(key{}) != nil {
+				leaks = append(leaks, "context")
+			}
+			if c.Method() != "GET" || c.Path() != "/clean" {
+				leaks = append(leaks, "override "+c.Method()+" "+c.Path())
+			}
+			if c.Query("q") != "" || c.RawQuery() != "" {
+				leaks = append(leaks, "query")
+			}
+			if c.ResponseHeader("X-Dirty") != "" {
+				leaks = append(leaks, "response header")
+			}
+			if c.Header("X-From-Dirty") != "" || c.ContentLength() != 0 {
+				leaks = append(leaks, "request")
+			}
+			if b, _ := c.Body(); len(b) != 0 {
+				leaks = append(leaks, "body")
+			}
+			if len(leaks) > 0 {
+				return c.String(500, strings.Join(leaks, ","))
+			}
+			return c.String(200, "clean")
+		}).Inline()
+	})
+	forEachProto(t, func(t *testing.T, cl *http.Client, proto string) {
+		for i := 0; i < 50; i++ {
+			req, _ := http.NewRequest("POST", "http://"+addr+"/dirty?q=1", strings.NewReader("dirty body"))
+			req.Header.Set("X-From-Dirty", "1")
+			resp, err := cl.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			resp, err = cl.Get("http://" + addr + "/clean")
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 || string(body) != "clean" {
+				t.Fatalf("%s round %d: %d %q", proto, i, resp.StatusCode, body)
+			}
+		}
+	})
 }
