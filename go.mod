@@ -4,15 +4,11 @@ go 1.26.0
 
 require (
 	github.com/panjf2000/gnet/v2 v2.10.0
-	github.com/summerwind/h2spec v2.2.1+incompatible
 	golang.org/x/net v0.62.0
 	golang.org/x/sys v0.49.0
 )
 
 require (
-	github.com/fatih/color v1.19.0 // indirect
-	github.com/mattn/go-colorable v0.1.14 // indirect
-	github.com/mattn/go-isatty v0.0.20 // indirect
 	github.com/panjf2000/ants/v2 v2.12.1 // indirect
 	github.com/valyala/bytebufferpool v1.0.0 // indirect
 	go.uber.org/multierr v1.11.0 // indirect

@@ -1,0 +1,127 @@
+// Package conformance runs conformance suites against a real Celeris server. It is
+// a module of its own so that the core module's users never download the tools
+// (h2spec and its dependencies); .ci/run runs it on every submission.
+package conformance
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/summerwind/h2spec/config"
+	"github.com/summerwind/h2spec/generic"
+	h2spechpack "github.com/summerwind/h2spec/hpack"
+	h2spechttp2 "github.com/summerwind/h2spec/http2"
+	"github.com/summerwind/h2spec/spec"
+
+	"github.com/celeris-dev/celeris"
+)
+
+// h2specCases is the number of cases h2spec v2.2.1 runs with --strict.
+const h2specCases = 146
+
+// startServer serves register's routes on 127.0.0.1:0 until the test ends.
+func startServer(t *testing.T, cfg celeris.Config, register func(s *celeris.Server)) string {
+	t.Helper()
+	cfg.Addr = "127.0.0.1:0"
+	if cfg.EventLoops == 0 {
+		cfg.EventLoops = 2
+	}
+	s := celeris.New(cfg)
+	register(s)
+	errc := make(chan error, 1)
+	go func() { errc <- s.Start() }()
+	select {
+	case <-s.Ready():
+	case err := <-errc:
+		t.Fatalf("start: %v", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("server did not start")
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := s.Shutdown(ctx); err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+		if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+			t.Errorf("start returned %v", err)
+		}
+	})
+	return s.Addr().String()
+}
+
+// TestH2Spec runs every h2spec case (generic, http2, hpack; --strict) over h2c
+// against the server, with the route's handler on a worker and inline on the loop.
+func TestH2Spec(t *testing.T) {
+	for _, inline := range []bool{false, true} {
+		t.Run(map[bool]string{true: "inline", false: "worker"}[inline], func(t *testing.T) {
+			addr := startServer(t, celeris.Config{}, func(s *celeris.Server) {
+				r := s.Any("/", func(c *celeris.Context) error { return c.String(200, "hello from celeris") })
+				if inline {
+					r.Inline()
+				}
+			})
+			host, port, _ := net.SplitHostPort(addr)
+			p, _ := strconv.Atoi(port)
+			runH2Spec(t, &config.Config{Host: host, Port: p, Path: "/", Timeout: 2 * time.Second, MaxHeaderLen: 4000, Strict: true})
+		})
+	}
+}
+
+// runH2Spec runs the three groups with cfg and fails t unless all cases pass.
+func runH2Spec(t *testing.T, cfg *config.Config) {
+	t.Helper()
+	groups := []*spec.TestGroup{generic.Spec(), h2spechttp2.Spec(), h2spechpack.Spec()}
+	out := runQuiet(t, func() {
+		for _, g := range groups {
+			g.Test(cfg)
+		}
+	})
+	passed, failed, skipped := 0, 0, 0
+	for _, g := range groups {
+		passed += g.PassedCount
+		failed += g.FailedCount
+		skipped += g.SkippedCount
+		reportFailures(t, g)
+	}
+	t.Logf("h2spec --strict: %d passed, %d failed, %d skipped", passed, failed, skipped)
+	if passed != h2specCases || failed != 0 || skipped != 0 {
+		t.Errorf("h2spec: %d passed, %d failed, %d skipped, want %d passed; output:\n%s", passed, failed, skipped, h2specCases, out)
+	}
+}
+
+func reportFailures(t *testing.T, g *spec.TestGroup) {
+	t.Helper()
+	for _, tc := range append(append([]*spec.TestCase(nil), g.Tests...), g.StrictTests...) {
+		if tc.Result != nil && tc.Result.Failed {
+			t.Errorf("FAIL %s: %s: %v", g.ID(), tc.Desc, tc.Result.Error)
+		}
+	}
+	for _, sg := range g.Groups {
+		reportFailures(t, sg)
+	}
+}
+
+// runQuiet runs fn with os.Stdout sent to a file (h2spec prints every case) and
+// returns what it printed.
+func runQuiet(t *testing.T, fn func()) string {
+	t.Helper()
+	f, err := os.CreateTemp(t.TempDir(), "h2spec")
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := os.Stdout
+	os.Stdout = f
+	defer func() { os.Stdout = old }()
+	fn()
+	b, _ := os.ReadFile(f.Name())
+	_ = f.Close()
+	return strings.ReplaceAll(string(b), "\r", "\n")
+}
