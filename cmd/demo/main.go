@@ -158,8 +158,17 @@ func register(s *celeris.Server, inline, gzip bool) {
 		if err != nil || ms < 0 || ms > maxSleepMS {
 			return celeris.NewHTTPError(http.StatusBadRequest, "ms must be an integer from 0 to 10000")
 		}
-		time.Sleep(time.Duration(ms) * time.Millisecond)
-		return c.String(http.StatusOK, "OK")
+		// A real handler watches its request's context: a client that leaves (or a
+		// shutdown past its deadline) ends the wait at once, and the connection's
+		// descriptor with it.
+		t := time.NewTimer(time.Duration(ms) * time.Millisecond)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			return c.String(http.StatusOK, "OK")
+		case <-c.Context().Done():
+			return celeris.NewHTTPError(http.StatusServiceUnavailable, "request cancelled")
+		}
 	})
 	s.GET("/panic", func(c *celeris.Context) error {
 		panic("demo: /panic was requested")

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"bufio"
+	"net"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
+)
+
+// openFDs counts this process's open descriptors.
+func openFDs(t *testing.T) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skip("no /proc/self/fd:", err)
+	}
+	return len(ents)
+}
+
+// TestSlowWatchesContext: 200 clients ask for GET /slow?ms=5000 and close after
+// 100 ms. /slow watches its request context, so the server lets go of every
+// connection's descriptor at once: the process's open descriptors are back at their
+// baseline within 500 ms of the last close (issue 13 §3). Over HTTP/1.1 and h2c.
+func TestSlowWatchesContext(t *testing.T) {
+	base := startDemo(t, false)
+	addr := strings.TrimPrefix(base, "http://")
+	for _, proto := range []string{"h1", "h2c"} {
+		t.Run(proto, func(t *testing.T) {
+			time.Sleep(100 * time.Millisecond) // let the previous run's descriptors go
+			baseline := openFDs(t)
+			const clients = 200
+			conns := make([]net.Conn, clients)
+			var wg sync.WaitGroup
+			for i := range conns {
+				c, err := net.Dial("tcp", addr)
+				if err != nil {
+					t.Fatal(err)
+				}
+				conns[i] = c
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					sendSlow(t, c, proto)
+				}()
+			}
+			wg.Wait()
+			time.Sleep(100 * time.Millisecond)
+			for _, c := range conns {
+				_ = c.Close()
+			}
+			closed := time.Now()
+			for {
+				n := openFDs(t)
+				if n <= baseline {
+					t.Logf("%s: descriptors back at %d (baseline %d) %v after the clients closed", proto, n, baseline, time.Since(closed).Round(time.Millisecond))
+					return
+				}
+				if time.Since(closed) > 500*time.Millisecond {
+					t.Fatalf("%s: %d descriptors open 500 ms after 200 clients left /slow, baseline %d", proto, n, baseline)
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+		})
+	}
+}
+
+// sendSlow writes a GET /slow?ms=5000 on c, over HTTP/1.1 or as one h2c stream
+// (prior knowledge), and waits until the server has it (h2c: its SETTINGS).
+func sendSlow(t *testing.T, c net.Conn, proto string) {
+	if proto == "h1" {
+		if _, err := c.Write([]byte("GET /slow?ms=5000 HTTP/1.1\r\nHost: x\r\n\r\n")); err != nil {
+			t.Error(err)
+		}
+		return
+	}
+	if _, err := c.Write([]byte(http2.ClientPreface)); err != nil {
+		t.Error(err)
+		return
+	}
+	fr := http2.NewFramer(c, bufio.NewReader(c))
+	_ = fr.WriteSettings()
+	var hb strings.Builder
+	enc := hpack.NewEncoder(&hb)
+	for _, f := range [][2]string{{":method", "GET"}, {":scheme", "http"}, {":authority", "x"}, {":path", "/slow?ms=5000"}} {
+		_ = enc.WriteField(hpack.HeaderField{Name: f[0], Value: f[1]})
+	}
+	if err := fr.WriteHeaders(http2.HeadersFrameParam{StreamID: 1, BlockFragment: []byte(hb.String()), EndStream: true, EndHeaders: true}); err != nil {
+		t.Error(err)
+		return
+	}
+	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := fr.ReadFrame(); err != nil { // the server's SETTINGS
+		t.Error(err)
+	}
+}
