@@ -344,14 +344,15 @@ func (hb *headerBlock) pseudoField(name, value string) string {
 		return "repeated pseudo-header field"
 	}
 	hb.pseudo |= bit
-	if value == "" && bit != seenAuthority {
+	if value == "" { // an empty :authority never gets here (validField)
 		return "empty pseudo-header field"
 	}
 	return ""
 }
 
 // validField checks a field against RFC 9113 §8.2.1: lower-case token names,
-// values without NUL, CR, LF or surrounding whitespace.
+// values without NUL, CR, LF or surrounding whitespace; and :authority and Host
+// against §8.3.1 (an authority without userinfo).
 func validField(name, value string) string {
 	if name == "" {
 		return "empty field name"
@@ -372,6 +373,16 @@ func validField(name, value string) string {
 	}
 	if n := len(value); n > 0 && (isSpace(value[0]) || isSpace(value[n-1])) {
 		return "field value with surrounding whitespace"
+	}
+	if (name == ":authority" || name == "host") && !httpmsg.ValidAuthority(bytesconv.S2B(value)) {
+		// RFC 9113 §8.3.1: ":authority ... MUST NOT include the deprecated
+		// userinfo subcomponent"; it and Host carry the authority of an http(s)
+		// URI, uri-host [ ":" port ] (RFC 9110 §4.2, RFC 3986 §3.2), and "If these
+		// fields are present, they MUST NOT be empty". Anything else (spaces,
+		// control or non-ASCII bytes, a port that is not digits) makes the request
+		// malformed (§8.1.1). The verdict is stored in the decode cache with the
+		// field, so a repeated block is not checked again.
+		return "invalid authority"
 	}
 	return ""
 }
