@@ -295,7 +295,9 @@ func (c *Conn) OnData(in []byte) (int, error) {
 func (c *Conn) handleError(err error) {
 	var se frame.StreamError
 	if errors.As(err, &se) {
-		c.resetStreamID(se.StreamID, se.Code)
+		if err := c.resetStreamID(se.StreamID, se.Code); err != nil {
+			c.handleError(err)
+		}
 		return
 	}
 	var ce frame.ConnError

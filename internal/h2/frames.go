@@ -318,7 +318,9 @@ func (c *Conn) bodyTooLarge(s *stream) {
 	s.sh.inErr = ErrBodyTooLarge
 	s.cond.Broadcast()
 	c.mu.Unlock()
-	c.resetStream(s, frame.ErrCodeCancel)
+	if err := c.resetForPeer(s, frame.ErrCodeCancel); err != nil {
+		c.handleError(err)
+	}
 }
 
 // grantStreamCredit returns released receive window of s once half of it is

@@ -473,8 +473,8 @@ func (c *Conn) malformedRequest(s *stream, reason string) {
 	c.log.Debug("h2: malformed request", "remote", c.remote, "stream", s.id, "reason", reason)
 	// The answer is queued on the peer's initiative, as a REFUSED_STREAM reset
 	// is: a peer sending malformed requests without reading its answers hits the
-	// control frame bound (and CVE-2025-8671, "MadeYouReset": a reset stream's
-	// handler still holds its slot until it returns, see MaxHandlersPerConn).
+	// control frame bound. The reset counts against the rapid reset budget
+	// (CVE-2025-8671, MadeYouReset: see resetForPeer).
 	if err := c.defenses.controlFrame(c); err != nil {
 		c.handleError(err)
 		return
@@ -490,7 +490,9 @@ func (c *Conn) malformedRequest(s *stream, reason string) {
 	if answer {
 		c.writeHeaders(s, 400, c.refusal(400), -1, false)
 	}
-	c.resetStream(s, frame.ErrCodeProtocol)
+	if err := c.resetForPeer(s, frame.ErrCodeProtocol); err != nil {
+		c.handleError(err)
+	}
 }
 
 // checkRequest checks the pseudo-header fields of a request (RFC 9113 §8.3.1).
