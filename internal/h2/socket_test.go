@@ -6,7 +6,10 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -236,7 +239,7 @@ func TestMadeYouResetMemory(t *testing.T) {
 		runtime.ReadMemStats(&ms)
 		return ms.HeapAlloc
 	}
-	before := heap()
+	before, rssBefore := heap(), rssKiB()
 	var goaways int
 	const streams = 9000
 	for range 5 {
@@ -262,14 +265,29 @@ func TestMadeYouResetMemory(t *testing.T) {
 		}
 	}
 	after := heap()
-	t.Logf("heap %d KiB before 5 attack connections of %d reset streams each, %d KiB after; %d handlers stuck (at most %d at once over all connections)",
-		before>>10, streams, after>>10, running.Load(), peak.Load())
+	t.Logf("heap %d KiB before 5 attack connections of %d reset streams each, %d KiB after (RSS %d KiB, %d KiB); %d handlers stuck (at most %d at once over all connections)",
+		before>>10, streams, after>>10, rssBefore, rssKiB(), running.Load(), peak.Load())
 	if goaways != 5 {
 		t.Fatalf("%d of 5 attack connections got GOAWAY", goaways)
 	}
 	if after > before+4<<20 {
 		t.Fatalf("heap grew from %d KiB to %d KiB", before>>10, after>>10)
 	}
+}
+
+// rssKiB returns the process's resident set size (Linux), or 0.
+func rssKiB() int {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			n, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
+			return n
+		}
+	}
+	return 0
 }
 
 // TestAuthoritySocket: RFC 9113 §8.3.1 over a real socket. A request whose
