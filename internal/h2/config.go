@@ -34,7 +34,8 @@ type Config struct {
 	MaxRequestBodySize int64
 	// MaxHandlersPerConn bounds the handlers of one connection running on workers
 	// at once; further requests wait on the loop (they still count as open streams).
-	// Default MaxConcurrentStreams.
+	// A handler holds its slot until it returns, even after its stream was reset.
+	// Default and maximum MaxConcurrentStreams.
 	MaxHandlersPerConn int
 	// RefusalFields, when set, gives the extra header fields of the answers this
 	// layer makes itself, to requests no handler sees (400 for a malformed request,
@@ -86,6 +87,11 @@ func (c *Config) withDefaults() Config {
 	if r.MaxHandlersPerConn <= 0 {
 		r.MaxHandlersPerConn = int(r.MaxConcurrentStreams)
 	}
+	// CVE-2025-8671 (MadeYouReset): the handler of a stream reset by either side
+	// may run on after the stream left the count of open streams; bounding the
+	// handlers themselves by MaxConcurrentStreams keeps what runs at once within
+	// what SETTINGS advertises, however streams end.
+	r.MaxHandlersPerConn = min(r.MaxHandlersPerConn, int(r.MaxConcurrentStreams))
 	if r.Logger == nil {
 		r.Logger = slog.Default()
 	}

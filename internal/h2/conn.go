@@ -27,6 +27,10 @@ var (
 	// ErrBodyTooLarge is returned by the body reader when a streamed request body
 	// exceeds Config.MaxRequestBodySize.
 	ErrBodyTooLarge = errors.New("h2: request body too large")
+	// ErrContentLength is returned by the body reader when the DATA of a streamed
+	// request body exceed its content-length, or END_STREAM comes with fewer bytes
+	// (RFC 9113 §8.1.1: a malformed request; the stream is reset).
+	ErrContentLength = errors.New("h2: request body does not match content-length")
 	// ErrBadPreface reports bytes that are not the client connection preface.
 	ErrBadPreface = errors.New("h2: bad client preface")
 )
@@ -295,7 +299,9 @@ func (c *Conn) OnData(in []byte) (int, error) {
 func (c *Conn) handleError(err error) {
 	var se frame.StreamError
 	if errors.As(err, &se) {
-		c.resetStreamID(se.StreamID, se.Code)
+		if err := c.resetStreamID(se.StreamID, se.Code); err != nil {
+			c.handleError(err)
+		}
 		return
 	}
 	var ce frame.ConnError

@@ -2,6 +2,7 @@ package h2
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"strings"
 	"testing"
@@ -474,5 +475,106 @@ func TestPoolFull(t *testing.T) {
 	}
 	if hs.c.Busy() {
 		t.Fatal("busy after both answers")
+	}
+}
+
+// TestContentLengthBody: RFC 9113 §8.1.1. A body longer or shorter than its
+// content-length makes the request malformed (400 head, RST_STREAM
+// PROTOCOL_ERROR), and the handler never takes a truncated or extended body for
+// the real one: a streamed body's reader (worker route) fails with
+// ErrContentLength, whether the handler reads as bytes arrive or after the
+// fact; a buffered body (inline route) never reaches its handler.
+func TestContentLengthBody(t *testing.T) {
+	tests := []struct {
+		name     string
+		length   string
+		data     []string // the last one ends the stream unless trailers follow
+		trailers bool
+	}{
+		{name: "longer in one frame", length: "3", data: []string{"abcd"}},
+		{name: "longer over frames", length: "3", data: []string{"ab", "cd"}},
+		{name: "longer by a later frame", length: "2", data: []string{"ab", "c"}},
+		{name: "shorter", length: "3", data: []string{"ab"}},
+		{name: "shorter over frames", length: "5", data: []string{"ab", "c"}},
+		{name: "empty body", length: "3", data: []string{""}},
+		{name: "shorter, then trailers", length: "3", data: []string{"ab"}, trailers: true},
+	}
+	for _, inline := range []bool{false, true} {
+		for _, readEarly := range []bool{false, true} {
+			if inline && readEarly {
+				continue
+			}
+			mode := map[bool]string{true: "inline", false: "worker"}[inline]
+			if readEarly {
+				mode += " reading as it arrives"
+			}
+			for _, tt := range tests {
+				t.Run(mode+"/"+tt.name, func(t *testing.T) {
+					type result struct {
+						body []byte
+						err  error
+					}
+					got := make(chan result, 1)
+					started := make(chan struct{})
+					h := handlerFunc{
+						inline: func(*httpmsg.Request) bool { return inline },
+						serve: func(r *httpmsg.Request, w httpmsg.ResponseWriter) {
+							if r.StreamID != 1 { // the follow-up request
+								body := r.Body
+								if r.BodyReader != nil {
+									body, _ = io.ReadAll(r.BodyReader)
+								}
+								_ = w.WriteResponse(200, nil, body)
+								return
+							}
+							close(started)
+							body, err := r.Body, error(nil)
+							if r.BodyReader != nil {
+								if !readEarly {
+									time.Sleep(20 * time.Millisecond) // the whole body has come
+								}
+								body, err = io.ReadAll(r.BodyReader)
+							}
+							got <- result{body, err}
+							_ = w.WriteResponse(200, nil, body)
+						},
+					}
+					hs := newHarness(t, h, nil)
+					hs.handshake()
+					hs.send(frame.AppendHeaders(nil, 1, false, true, hs.post("/", "content-length", tt.length)))
+					if !inline {
+						<-started
+					}
+					for i, d := range tt.data {
+						if readEarly {
+							time.Sleep(5 * time.Millisecond) // the handler waits for it
+						}
+						hs.send(frame.AppendData(nil, 1, i == len(tt.data)-1 && !tt.trailers, []byte(d)))
+					}
+					if tt.trailers {
+						hs.send(frame.AppendHeaders(nil, 1, true, true, hs.encode("x-t", "1")))
+					}
+					hs.expectMalformed(1)
+					if inline {
+						select {
+						case r := <-got:
+							t.Fatalf("the handler got body %q (%v)", r.body, r.err)
+						case <-time.After(20 * time.Millisecond):
+						}
+					} else {
+						r := <-got
+						if !errors.Is(r.err, ErrContentLength) {
+							t.Fatalf("body %q, error %v; want ErrContentLength", r.body, r.err)
+						}
+					}
+					// The connection serves on.
+					hs.send(frame.AppendHeaders(nil, 3, false, true, hs.post("/", "content-length", "2")))
+					hs.send(frame.AppendData(nil, 3, true, []byte("ok")))
+					if r := hs.response(3); r.status != "200" || string(r.body) != "ok" {
+						t.Fatalf("%+v", r)
+					}
+				})
+			}
+		}
 	}
 }

@@ -16,8 +16,10 @@ const (
 	// maxEmptyFrames bounds zero-length DATA frames without END_STREAM and empty
 	// header fragments (CVE-2019-9518).
 	maxEmptyFrames = 1000
-	// maxResets bounds client resets of unfinished streams beyond twice the
-	// streams completed in the same window (CVE-2023-44487 rapid reset).
+	// maxResets bounds resets of unfinished streams beyond twice the streams
+	// completed in the same window: the client's RST_STREAM (CVE-2023-44487
+	// rapid reset) and ours in answer to its frames (CVE-2025-8671 MadeYouReset,
+	// see Conn.resetForPeer) alike.
 	maxResets = 100
 )
 
@@ -75,7 +77,8 @@ func (d *defenses) emptyFrame(*Conn) error {
 	return connErr(frame.ErrCodeEnhanceYourCalm, "empty frame flood")
 }
 
-// reset counts a client reset of a stream whose response was unfinished.
+// reset counts a reset of a stream whose response was unfinished, sent by the
+// client (CVE-2023-44487) or by us because of its frames (CVE-2025-8671).
 func (d *defenses) reset(*Conn) error {
 	d.resets++
 	if d.resets <= maxResets || d.resets <= 2*d.completed {

@@ -297,3 +297,173 @@ func TestOutboundHoldBack(t *testing.T) {
 		t.Fatalf("%q", f.Data)
 	}
 }
+
+// madeYouReset lists the frames a client may legally send right after opening a
+// stream that make the server reset it (CVE-2025-8671, MadeYouReset). Each
+// returns the bytes that open stream id (a request whose worker handler starts
+// at once) and trigger the reset. enc encodes a header block with the client's
+// HPACK encoder. The server runs with Config{InitialWindowSize: mkrWindow}.
+var madeYouReset = []struct {
+	name    string
+	trigger func(enc func(...string) []byte, id uint32) []byte
+}{
+	{name: "WINDOW_UPDATE increment 0", trigger: func(enc func(...string) []byte, id uint32) []byte {
+		b := frame.AppendHeaders(nil, id, true, true, enc(mkrGet...))
+		return frame.AppendWindowUpdate(b, id, 0)
+	}},
+	{name: "WINDOW_UPDATE overflowing the stream window", trigger: func(enc func(...string) []byte, id uint32) []byte {
+		b := frame.AppendHeaders(nil, id, true, true, enc(mkrGet...))
+		return frame.AppendWindowUpdate(b, id, frame.MaxWindow)
+	}},
+	{name: "HEADERS on a half-closed stream", trigger: func(enc func(...string) []byte, id uint32) []byte {
+		b := frame.AppendHeaders(nil, id, true, true, enc(mkrGet...))
+		return frame.AppendHeaders(b, id, true, true, enc("x-t", "1"))
+	}},
+	{name: "DATA on a half-closed stream", trigger: func(enc func(...string) []byte, id uint32) []byte {
+		b := frame.AppendHeaders(nil, id, true, true, enc(mkrGet...))
+		return frame.AppendData(b, id, true, []byte("x"))
+	}},
+	{name: "DATA beyond the stream window", trigger: func(enc func(...string) []byte, id uint32) []byte {
+		b := frame.AppendHeaders(nil, id, false, true, enc(mkrPost...))
+		return frame.AppendData(b, id, false, make([]byte, mkrWindow+1))
+	}},
+	{name: "PRIORITY on itself", trigger: func(enc func(...string) []byte, id uint32) []byte {
+		b := frame.AppendHeaders(nil, id, true, true, enc(mkrGet...))
+		return frame.AppendPriority(b, id, frame.Priority{StreamDep: id, Weight: 15})
+	}},
+	{name: "invalid header field", trigger: func(enc func(...string) []byte, id uint32) []byte {
+		return frame.AppendHeaders(nil, id, true, true, enc(append(mkrGet, "x-a", " v")...))
+	}},
+	{name: "invalid authority", trigger: func(enc func(...string) []byte, id uint32) []byte {
+		return frame.AppendHeaders(nil, id, true, true, enc(":method", "GET", ":scheme", "http", ":path", "/", ":authority", "u@h"))
+	}},
+	{name: "body longer than content-length", trigger: func(enc func(...string) []byte, id uint32) []byte {
+		b := frame.AppendHeaders(nil, id, false, true, enc(append(mkrPost, "content-length", "1")...))
+		return frame.AppendData(b, id, true, []byte("ab"))
+	}},
+	{name: "body shorter than content-length", trigger: func(enc func(...string) []byte, id uint32) []byte {
+		b := frame.AppendHeaders(nil, id, false, true, enc(append(mkrPost, "content-length", "3")...))
+		return frame.AppendData(b, id, true, []byte("ab"))
+	}},
+	{name: "invalid trailers", trigger: func(enc func(...string) []byte, id uint32) []byte {
+		b := frame.AppendHeaders(nil, id, false, true, enc(mkrPost...))
+		b = frame.AppendData(b, id, false, []byte("ab"))
+		return frame.AppendHeaders(b, id, true, true, enc(":path", "/"))
+	}},
+}
+
+var (
+	mkrGet  = []string{":method", "GET", ":scheme", "http", ":path", "/", ":authority", "example.com"}
+	mkrPost = []string{":method", "POST", ":scheme", "http", ":path", "/", ":authority", "example.com"}
+)
+
+const mkrWindow = 1024
+
+// TestMadeYouReset: CVE-2025-8671. For every way a client can make the server
+// reset a stream, resets the server sends count against the rapid reset budget:
+// the connection gets GOAWAY ENHANCE_YOUR_CALM once it is spent (and not
+// before), the handlers running at once (workers that ignore the reset) never
+// exceed MAX_CONCURRENT_STREAMS, and the requests waiting for a handler slot
+// never outnumber the open streams.
+func TestMadeYouReset(t *testing.T) {
+	const mcs = 8
+	for _, tt := range madeYouReset {
+		t.Run(tt.name, func(t *testing.T) {
+			release := make(chan struct{})
+			defer close(release)
+			var running, peak atomic.Int32
+			hs := newHarness(t, blockingHandler(release, &running, &peak), &Config{MaxConcurrentStreams: mcs, InitialWindowSize: mkrWindow})
+			hs.handshake()
+			resets := map[uint32]bool{}
+			id := uint32(1)
+			for range 3 * maxResets {
+				hs.send(tt.trigger(hs.encode, id))
+				id += 2
+				if len(hs.c.waiting) > mcs {
+					t.Fatalf("%d requests wait for a handler, %d streams may be open", len(hs.c.waiting), mcs)
+				}
+				if hs.err != nil {
+					break
+				}
+			}
+			for {
+				f, ok := hs.next(2 * time.Second)
+				if !ok {
+					t.Fatalf("no GOAWAY after %d streams reset (err %v)", len(resets), hs.err)
+				}
+				if f.Type == frame.TypeRSTStream {
+					resets[f.StreamID] = true
+				}
+				if f.Type == frame.TypeGoAway {
+					if f.ErrCode != frame.ErrCodeEnhanceYourCalm {
+						t.Fatalf("GOAWAY %v (%s)", f.ErrCode, f.Data)
+					}
+					break
+				}
+			}
+			if len(resets) < maxResets {
+				t.Fatalf("GOAWAY after %d resets, budget %d", len(resets), maxResets)
+			}
+			if p := peak.Load(); p > mcs {
+				t.Fatalf("%d handlers ran at once, MAX_CONCURRENT_STREAMS %d", p, mcs)
+			}
+		})
+	}
+}
+
+// TestResetHandlersBounded: CVE-2025-8671. Handlers of reset streams that do
+// not return keep their slots: however many streams the server resets (here
+// slower than the budget allows, so the connection lives), no more than
+// MAX_CONCURRENT_STREAMS handlers run at once, even when MaxHandlersPerConn asks
+// for more, and the requests queued for a slot stay within the open streams.
+// Released, every handler returns and the connection serves on.
+func TestResetHandlersBounded(t *testing.T) {
+	const mcs = 4
+	for _, tt := range madeYouReset {
+		t.Run(tt.name, func(t *testing.T) {
+			release := make(chan struct{})
+			var running, peak atomic.Int32
+			hs := newHarness(t, blockingHandler(release, &running, &peak),
+				&Config{MaxConcurrentStreams: mcs, MaxHandlersPerConn: 64, InitialWindowSize: mkrWindow})
+			hs.handshake()
+			id := uint32(1)
+			for i := range 300 {
+				if i%(maxResets/2) == 0 {
+					// A second has passed: the budget starts again.
+					hs.c.defenses.resetSec = time.Now().Add(-2 * time.Second)
+				}
+				hs.send(tt.trigger(hs.encode, id))
+				id += 2
+				if hs.err != nil {
+					t.Fatalf("connection ended: %v", hs.err)
+				}
+				if len(hs.c.waiting) > mcs {
+					t.Fatalf("%d requests wait for a handler, %d streams may be open", len(hs.c.waiting), mcs)
+				}
+				hs.drain()
+			}
+			time.Sleep(20 * time.Millisecond) // let every submitted handler start
+			if p := peak.Load(); p > mcs {
+				t.Fatalf("%d handlers ran at once, MAX_CONCURRENT_STREAMS %d", p, mcs)
+			}
+			close(release)
+			for deadline := time.Now().Add(2 * time.Second); hs.c.handlers > 0 && time.Now().Before(deadline); {
+				select {
+				case <-hs.fc.wake:
+					if err := hs.c.OnWake(); err != nil {
+						t.Fatal(err)
+					}
+				case <-time.After(10 * time.Millisecond):
+				}
+			}
+			if hs.c.handlers != 0 || len(hs.c.waiting) != 0 {
+				t.Fatalf("%d handlers, %d waiting after release", hs.c.handlers, len(hs.c.waiting))
+			}
+			hs.drain()
+			hs.send(frame.AppendHeaders(nil, id, true, true, hs.encode(mkrGet...)))
+			if r := hs.response(id); r.status != "200" || string(r.body) != "ok" {
+				t.Fatalf("%+v", r)
+			}
+		})
+	}
+}

@@ -33,8 +33,10 @@
 // with RST_STREAM, a frame.ConnError sends GOAWAY with the last processed stream id
 // and closes the connection after the output is flushed. A malformed request
 // (§8.1.1: bad field syntax, connection-specific fields, pseudo-header or
-// content-length errors) gets a 400 head, then RST_STREAM PROTOCOL_ERROR
-// (malformedRequest); the connection keeps serving.
+// content-length errors, an :authority or Host that is not uri-host [":" port])
+// gets a 400 head, then RST_STREAM PROTOCOL_ERROR (malformedRequest); the
+// connection keeps serving. A streamed body found longer or shorter than its
+// content-length fails the handler's reader with ErrContentLength.
 //
 // Request.Ctx stays nil: the request context comes from the stream's Context
 // method (the ResponseWriter's, as for HTTP/1.1), made on first call and never
@@ -58,5 +60,9 @@
 // Hardening (defense.go): rapid reset (CVE-2023-44487), CONTINUATION flood
 // (CVE-2024-27316), PING/SETTINGS floods (CVE-2019-9512, CVE-2019-9515), empty
 // frame floods (CVE-2019-9518) and HPACK bombs are each bounded; see the limits
-// there.
+// there. MadeYouReset (CVE-2025-8671), where legal frames make the server reset
+// the streams a client opens, is rapid reset by other means: those resets draw
+// on the same budget (resetForPeer), and a reset stream's handler keeps its slot
+// until it returns, so at most MaxConcurrentStreams handlers of a connection
+// run at once while the requests waiting for a slot are open streams only.
 package h2

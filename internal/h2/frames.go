@@ -213,10 +213,12 @@ func (c *Conn) onData(f *frame.Frame) error {
 		}
 	}
 	s.received += int64(len(data))
-	// RFC 9113 §8.1.1: more data than content-length is malformed.
+	// RFC 9113 §8.1.1: "A request or response is also malformed if the value of
+	// a content-length header field does not equal the sum of the DATA frame
+	// payload lengths that form the content": here more than declared.
 	if s.declLen >= 0 && s.received > s.declLen {
 		c.recvCredit += int64(len(data))
-		c.malformedRequest(s, "body longer than content-length")
+		c.badLength(s, "body longer than content-length")
 		return nil
 	}
 	if s.draining {
@@ -285,7 +287,7 @@ func (c *Conn) endRequest(s *stream) {
 	s.remoteDone = true
 	// RFC 9113 §8.1.1: a body shorter than content-length is malformed.
 	if s.declLen >= 0 && s.received != s.declLen {
-		c.malformedRequest(s, "body shorter than content-length")
+		c.badLength(s, "body shorter than content-length")
 		return
 	}
 	if s.buffering {
@@ -307,6 +309,23 @@ func (c *Conn) endRequest(s *stream) {
 	c.maybeFinish(s)
 }
 
+// badLength answers a request whose body does not match its content-length
+// (RFC 9113 §8.1.1) as malformed. A buffered body (inline route) never reaches
+// its handler; a streamed one's reader fails with ErrContentLength (instead of
+// io.EOF after a truncated body, or more bytes than declared), its unread bytes
+// dropped with the stream.
+func (c *Conn) badLength(s *stream, reason string) {
+	if !s.inline {
+		c.mu.Lock()
+		if s.sh.inErr == nil {
+			s.sh.inErr = ErrContentLength
+		}
+		s.cond.Broadcast()
+		c.mu.Unlock()
+	}
+	c.malformedRequest(s, reason)
+}
+
 // bodyTooLarge handles a body growing past MaxRequestBodySize (see Config).
 func (c *Conn) bodyTooLarge(s *stream) {
 	if s.buffering {
@@ -318,7 +337,9 @@ func (c *Conn) bodyTooLarge(s *stream) {
 	s.sh.inErr = ErrBodyTooLarge
 	s.cond.Broadcast()
 	c.mu.Unlock()
-	c.resetStream(s, frame.ErrCodeCancel)
+	if err := c.resetForPeer(s, frame.ErrCodeCancel); err != nil {
+		c.handleError(err)
+	}
 }
 
 // grantStreamCredit returns released receive window of s once half of it is

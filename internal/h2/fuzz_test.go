@@ -39,6 +39,13 @@ func FuzzConn(f *testing.F) {
 	f.Add([]byte{1, 1, 0, 9, 1, 4, 0, 0, 7, 1, 2, 1})
 	f.Add([]byte{2, 3, 0x10, 3, 5, 2, 0xff, 4, 4, 8, 8, 0, 1, 0xaa})
 	f.Add(bytes.Repeat([]byte{0, 7, 3}, 30))
+	// CVE-2025-8671 (MadeYouReset): requests reset by the server at once, through
+	// WINDOW_UPDATE increment 0, DATA on a half-closed stream, a bad :authority.
+	var myr []byte
+	for _, a := range []byte{1, 4, 7, 10, 13} {
+		myr = append(myr, 0, a, 1, 4, a, 0, 0, a+1, 1, 1, a+1, 1, 0, a+2, 0x21<<2|1)
+	}
+	f.Add(myr)
 	f.Fuzz(func(t *testing.T, ops []byte) {
 		fc := newFakeConn()
 		c := NewConn(fc, fuzzHandler, testPool, &Config{MaxConcurrentStreams: 8, MaxRequestBodySize: 50000})
@@ -49,6 +56,10 @@ func FuzzConn(f *testing.F) {
 			enc.Reset()
 			paths := []string{"/i", "/w", "/w?stream", "/i?x", ""}
 			fields := [][2]string{{":method", "POST"}, {":scheme", "http"}, {":path", paths[int(sel)%len(paths)]}}
+			if sel&0x08 != 0 {
+				authorities := []string{"example.com:80", "u@h", "h:x", "[::1]:1"}
+				fields = append(fields, [2]string{":authority", authorities[int(sel>>1)%len(authorities)]})
+			}
 			if sel&0x10 != 0 {
 				fields = append(fields, [2]string{"content-length", "5"})
 			}
@@ -77,8 +88,9 @@ func FuzzConn(f *testing.F) {
 			default:
 			}
 			fc.take()
-			if len(c.streams) > 8 || len(c.sendq) > 16 || len(c.waiting) > 8 || len(pending) > 1<<20 {
-				t.Fatalf("unbounded: %d streams, %d sendq, %d waiting, %d pending", len(c.streams), len(c.sendq), len(c.waiting), len(pending))
+			if len(c.streams) > 8 || len(c.sendq) > 16 || len(c.waiting) > 8 || c.handlers > 8 || len(pending) > 1<<20 {
+				t.Fatalf("unbounded: %d streams, %d sendq, %d waiting, %d handlers, %d pending",
+					len(c.streams), len(c.sendq), len(c.waiting), c.handlers, len(pending))
 			}
 			return err == nil
 		}

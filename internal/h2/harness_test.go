@@ -176,6 +176,29 @@ func (hs *harness) next(timeout time.Duration) (frame.Frame, bool) {
 	}
 }
 
+// drain reads the frames the server wrote so far, keeping the HPACK decoder in
+// step with the response heads among them.
+func (hs *harness) drain() {
+	hs.t.Helper()
+	var block []byte
+	for {
+		f, ok := hs.next(0)
+		if !ok {
+			return
+		}
+		if f.Type != frame.TypeHeaders && f.Type != frame.TypeContinuation {
+			continue
+		}
+		block = append(block, f.Data...)
+		if f.EndHeaders() {
+			if _, err := hs.dec.DecodeFull(block); err != nil {
+				hs.t.Fatal(err)
+			}
+			block = nil
+		}
+	}
+}
+
 // expect returns the next frame, skipping WINDOW_UPDATE frames unless t is
 // WINDOW_UPDATE, and fails unless it has type t on stream id.
 func (hs *harness) expect(t frame.Type, id uint32) frame.Frame {

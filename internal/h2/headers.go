@@ -344,14 +344,15 @@ func (hb *headerBlock) pseudoField(name, value string) string {
 		return "repeated pseudo-header field"
 	}
 	hb.pseudo |= bit
-	if value == "" && bit != seenAuthority {
+	if value == "" { // an empty :authority never gets here (validField)
 		return "empty pseudo-header field"
 	}
 	return ""
 }
 
 // validField checks a field against RFC 9113 §8.2.1: lower-case token names,
-// values without NUL, CR, LF or surrounding whitespace.
+// values without NUL, CR, LF or surrounding whitespace; and :authority and Host
+// against §8.3.1 (an authority without userinfo).
 func validField(name, value string) string {
 	if name == "" {
 		return "empty field name"
@@ -372,6 +373,16 @@ func validField(name, value string) string {
 	}
 	if n := len(value); n > 0 && (isSpace(value[0]) || isSpace(value[n-1])) {
 		return "field value with surrounding whitespace"
+	}
+	if (name == ":authority" || name == "host") && !httpmsg.ValidAuthority(bytesconv.S2B(value)) {
+		// RFC 9113 §8.3.1: ":authority ... MUST NOT include the deprecated
+		// userinfo subcomponent"; it and Host carry the authority of an http(s)
+		// URI, uri-host [ ":" port ] (RFC 9110 §4.2, RFC 3986 §3.2), and "If these
+		// fields are present, they MUST NOT be empty". Anything else (spaces,
+		// control or non-ASCII bytes, a port that is not digits) makes the request
+		// malformed (§8.1.1). The verdict is stored in the decode cache with the
+		// field, so a repeated block is not checked again.
+		return "invalid authority"
 	}
 	return ""
 }
@@ -462,8 +473,8 @@ func (c *Conn) malformedRequest(s *stream, reason string) {
 	c.log.Debug("h2: malformed request", "remote", c.remote, "stream", s.id, "reason", reason)
 	// The answer is queued on the peer's initiative, as a REFUSED_STREAM reset
 	// is: a peer sending malformed requests without reading its answers hits the
-	// control frame bound (and CVE-2025-8671, "MadeYouReset": a reset stream's
-	// handler still holds its slot until it returns, see MaxHandlersPerConn).
+	// control frame bound. The reset counts against the rapid reset budget
+	// (CVE-2025-8671, MadeYouReset: see resetForPeer).
 	if err := c.defenses.controlFrame(c); err != nil {
 		c.handleError(err)
 		return
@@ -479,7 +490,9 @@ func (c *Conn) malformedRequest(s *stream, reason string) {
 	if answer {
 		c.writeHeaders(s, 400, c.refusal(400), -1, false)
 	}
-	c.resetStream(s, frame.ErrCodeProtocol)
+	if err := c.resetForPeer(s, frame.ErrCodeProtocol); err != nil {
+		c.handleError(err)
+	}
 }
 
 // checkRequest checks the pseudo-header fields of a request (RFC 9113 §8.3.1).

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/celeris-dev/celeris/internal/h2/frame"
+	"github.com/celeris-dev/celeris/internal/httpmsg"
 )
 
 // TestMalformedRequestTable: every malformed request of RFC 9113 §8.1.1 (field
@@ -79,6 +80,33 @@ func TestMalformedRequestTable(t *testing.T) {
 		{name: "asterisk path with GET", head: []string{":method", "GET", ":scheme", "http", ":path", "*"}},
 		{name: "CONNECT with path", head: []string{":method", "CONNECT", ":authority", "example.com:443", ":path", "/"}},
 		{name: "CONNECT without authority", head: []string{":method", "CONNECT"}},
+		// §8.3.1: :authority and Host are uri-host [ ":" port ] without userinfo
+		// (RFC 3986 §3.2), never empty.
+		{name: "authority empty", head: []string{":method", "GET", ":scheme", "http", ":path", "/", ":authority", ""}},
+		{name: "authority inner SP", head: []string{":method", "GET", ":scheme", "http", ":path", "/", ":authority", "exa mple.com"}},
+		{name: "authority userinfo", head: []string{":method", "GET", ":scheme", "http", ":path", "/", ":authority", "user:pass@example.com"}},
+		{name: "authority userinfo no password", head: []string{":method", "GET", ":scheme", "http", ":path", "/", ":authority", "user@example.com"}},
+		{name: "authority port letters", head: []string{":method", "GET", ":scheme", "http", ":path", "/", ":authority", "example.com:80a"}},
+		{name: "authority port sign", head: []string{":method", "GET", ":scheme", "http", ":path", "/", ":authority", "example.com:+80"}},
+		{name: "authority two ports", head: []string{":method", "GET", ":scheme", "http", ":path", "/", ":authority", "example.com:80:81"}},
+		{name: "authority port only", head: []string{":method", "GET", ":scheme", "http", ":path", "/", ":authority", ":80"}},
+		{name: "authority HTAB inside", head: []string{":method", "GET", ":scheme", "http", ":path", "/", ":authority", "a\tb"}},
+		{name: "authority CTL", head: []string{":method", "GET", ":scheme", "http", ":path", "/", ":authority", "a\x01b"}},
+		{name: "authority DEL", head: []string{":method", "GET", ":scheme", "http", ":path", "/", ":authority", "a\x7fb"}},
+		{name: "authority non-ASCII", head: []string{":method", "GET", ":scheme", "http", ":path", "/", ":authority", "ex\xc3\xa4mple.com"}},
+		{name: "authority path", head: []string{":method", "GET", ":scheme", "http", ":path", "/", ":authority", "example.com/x"}},
+		{name: "authority query", head: []string{":method", "GET", ":scheme", "http", ":path", "/", ":authority", "example.com?x"}},
+		{name: "authority fragment", head: []string{":method", "GET", ":scheme", "http", ":path", "/", ":authority", "example.com#x"}},
+		{name: "authority backslash", head: []string{":method", "GET", ":scheme", "http", ":path", "/", ":authority", "example.com\\evil"}},
+		{name: "authority bad percent", head: []string{":method", "GET", ":scheme", "http", ":path", "/", ":authority", "ex%zzample.com"}},
+		{name: "authority IPv6 unclosed", head: []string{":method", "GET", ":scheme", "http", ":path", "/", ":authority", "[::1"}},
+		{name: "authority IPv6 junk after", head: []string{":method", "GET", ":scheme", "http", ":path", "/", ":authority", "[::1]x"}},
+		{name: "authority IPv6 bad bytes", head: []string{":method", "GET", ":scheme", "http", ":path", "/", ":authority", "[::g]"}},
+		{name: "host empty", head: []string{":method", "GET", ":scheme", "http", ":path", "/", "host", ""}},
+		{name: "host userinfo", head: []string{":method", "GET", ":scheme", "http", ":path", "/", "host", "user@example.com"}},
+		{name: "host inner SP", head: []string{":method", "GET", ":scheme", "http", ":path", "/", "host", "a b"}},
+		{name: "host bad port beside authority", head: get("host", "example.com:x")},
+		{name: "CONNECT authority userinfo", head: []string{":method", "CONNECT", ":authority", "u@example.com:443"}},
 		// §8.1.1: content-length must match the body.
 		{name: "content-length not a number", head: post("content-length", "abc"), data: []string{"abc"}},
 		{name: "content-length negative", head: post("content-length", "-1"), data: []string{"a"}},
@@ -204,4 +232,75 @@ func TestMalformedFlood(t *testing.T) {
 	}
 	hs.send(b)
 	hs.expectGoAway(frame.ErrCodeEnhanceYourCalm)
+}
+
+// TestAuthorityAccepted: every form of uri-host [ ":" port ] (RFC 3986 §3.2) is
+// accepted as :authority or, without one, as Host (RFC 9113 §8.3.1), and becomes
+// the request's Host.
+func TestAuthorityAccepted(t *testing.T) {
+	for _, a := range []string{
+		"example.com", "example.com:8080", "example.com:", "127.0.0.1:80", "localhost",
+		"[::1]", "[::1]:443", "[2001:db8::7]:8443", "[::ffff:192.0.2.1]", "[v1.fe80::a+en1]:80",
+		"ex%41mple.com", "xn--bcher-kva.example", "a-b_c~d!$&'()*+,;=", "EXAMPLE.COM:443",
+	} {
+		for _, name := range []string{":authority", "host"} {
+			t.Run(name+" "+a, func(t *testing.T) {
+				got := make(chan string, 1)
+				hs := newHarness(t, handlerFunc{serve: func(r *httpmsg.Request, w httpmsg.ResponseWriter) {
+					got <- r.Host
+					_ = w.WriteResponse(200, nil, nil)
+				}}, nil)
+				hs.handshake()
+				hs.send(frame.AppendHeaders(nil, 1, true, true, hs.encode(":method", "GET", ":scheme", "http", ":path", "/", name, a)))
+				if r := hs.response(1); r.status != "200" {
+					t.Fatalf("%+v", r)
+				}
+				if h := <-got; h != a {
+					t.Fatalf("Host %q, want %q", h, a)
+				}
+			})
+		}
+	}
+}
+
+// TestAuthorityVerdictCached: the authority check is part of the field verdicts
+// the decode cache keeps, so a repeated block with a bad :authority, replayed
+// from the cache without decoding or validating, is still refused; a good one
+// replayed is still served.
+func TestAuthorityVerdictCached(t *testing.T) {
+	hs := newHarness(t, helloHandler(true), nil)
+	hs.handshake()
+	head := []string{":method", "GET", ":scheme", "http", ":path", "/", ":authority", "user@example.com"}
+	// The first encoding indexes the fields; from the second on the block is
+	// indexed references only (table-neutral), so the decoder caches it.
+	hs.send(frame.AppendHeaders(nil, 1, true, true, hs.encode(head...)))
+	hs.expectMalformed(1)
+	bad := hs.encode(head...)
+	hs.send(frame.AppendHeaders(nil, 3, true, true, bad))
+	hs.expectMalformed(3)
+	if !hs.c.dc.ok || string(hs.c.dc.block) != string(bad) {
+		t.Fatal("the block was not cached")
+	}
+	for id := uint32(5); id <= 9; id += 2 {
+		hs.send(frame.AppendHeaders(nil, id, true, true, bad))
+		hs.expectMalformed(id)
+		if !hs.c.dc.ok {
+			t.Fatal("the cached block was decoded again")
+		}
+	}
+	head[len(head)-1] = "example.com:8080"
+	hs.send(frame.AppendHeaders(nil, 11, true, true, hs.encode(head...)))
+	if r := hs.response(11); r.status != "200" {
+		t.Fatalf("%+v", r)
+	}
+	good := hs.encode(head...)
+	for id := uint32(13); id <= 17; id += 2 {
+		hs.send(frame.AppendHeaders(nil, id, true, true, good))
+		if r := hs.response(id); r.status != "200" {
+			t.Fatalf("%d: %+v", id, r)
+		}
+	}
+	if !hs.c.dc.ok || string(hs.c.dc.block) != string(good) {
+		t.Fatal("the good block was not cached")
+	}
 }

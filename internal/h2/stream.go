@@ -1,6 +1,7 @@
 package h2
 
 import (
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -219,6 +220,11 @@ func (c *Conn) dispatch(s *stream) {
 	c.startWorker(s)
 }
 
+// startWorker submits s's handler to the pool. c.handlers counts it until it
+// returns (service), whatever becomes of its stream: the handler of a stream
+// reset by either side may run on, and still holds its slot, so no more than
+// MaxHandlersPerConn (at most MaxConcurrentStreams) handlers of one connection
+// ever run at once (CVE-2023-44487, CVE-2025-8671).
 func (c *Conn) startWorker(s *stream) {
 	s.running = true
 	c.handlers++
@@ -339,6 +345,17 @@ func (c *Conn) closeStream(s *stream, how closeHow) {
 	s.closed = true
 	delete(c.streams, s.id)
 	c.uncount(s)
+	if s.waiting {
+		// CVE-2025-8671 (MadeYouReset), CVE-2023-44487: a stream closed before a
+		// handler slot freed up never runs, and leaves the queue now, so the queue
+		// holds open streams only (at most MaxConcurrentStreams) however many
+		// streams are reset while every slot is taken by a handler that does not
+		// return.
+		s.waiting = false
+		if i := slices.Index(c.waiting, s); i >= 0 {
+			c.waiting = slices.Delete(c.waiting, i, i+1)
+		}
+	}
 	if s.draining {
 		s.draining = false
 		c.draining--
@@ -384,14 +401,39 @@ func (c *Conn) resetStream(s *stream, code frame.ErrCode) {
 	c.closeStream(s, closedByUs)
 }
 
-// resetStreamID answers a stream error on id, open or not.
-func (c *Conn) resetStreamID(id uint32, code frame.ErrCode) {
+// resetStreamID answers a stream error on id, open or not. It returns the
+// connection error of an exceeded reset budget (resetForPeer).
+func (c *Conn) resetStreamID(id uint32, code frame.ErrCode) error {
 	if s := c.streams[id]; s != nil {
-		c.resetStream(s, code)
-		return
+		return c.resetForPeer(s, code)
 	}
 	c.out = frame.AppendRSTStream(c.out, id, code)
 	c.remember(id, closedByUs)
+	return nil
+}
+
+// resetForPeer resets s because of what the peer sent: a stream error, a
+// malformed request, a body over its limit.
+//
+// CVE-2025-8671 (MadeYouReset): frames a client may legally send can make the
+// server reset a stream it just opened (WINDOW_UPDATE with increment 0 or
+// overflowing the stream window, HEADERS or DATA on a half-closed (remote)
+// stream, DATA beyond the stream window, a malformed request), abandoning its
+// handler as a client's RST_STREAM would, without the client ever sending one.
+// Such a reset of an unfinished response therefore counts against the same
+// budget as a client's (defenses.reset), and the handler it abandons keeps its
+// slot until it returns (Conn.handlers). It returns the connection error
+// (ENHANCE_YOUR_CALM) when the budget is exceeded.
+func (c *Conn) resetForPeer(s *stream, code frame.ErrCode) error {
+	if s.closed {
+		return nil
+	}
+	unfinished := !s.localDone
+	c.resetStream(s, code)
+	if unfinished {
+		return c.defenses.reset(c)
+	}
+	return nil
 }
 
 func (c *Conn) remember(id uint32, how closeHow) {
