@@ -72,6 +72,7 @@ type Conn struct {
 	// switchTo builds the protocol a 101 answer switched to (switch.go): set by
 	// the handler's goroutine before the batch's final hand-off, read by the loop.
 	switchTo func(httpmsg.Conn) httpmsg.Proto
+	hijack   *hijackReq // guarded by mu: a worker's Hijack waiting for the loop
 
 	vc ValidCache // response field checks; used by whoever holds the batch
 
@@ -445,7 +446,12 @@ func (cn *Conn) OnWake() error {
 	cn.mu.Lock()
 	ready, done := cn.ready, cn.done
 	cn.ready, cn.done = cn.spare[:0], false
+	hj := cn.hijack
+	cn.hijack = nil
 	cn.mu.Unlock()
+	if hj != nil {
+		return cn.takeHijack(hj, ready)
+	}
 	if len(ready) > 0 {
 		// The engine may keep the worker's buffer (a large body is not copied
 		// again) and give another back: that one becomes the spare.

@@ -143,6 +143,15 @@ type Switcher interface {
 	Switch(header []Field, newProto func(c Conn) Proto) error
 }
 
+// Hijacker is implemented by a Conn that can leave the engine (HTTP/1.1
+// http.Hijacker): Hijack, on the loop only, returns the connection as a net.Conn
+// served by the Go runtime, the input bytes already read and not consumed, and
+// the output still owed (to write first). The engine forgets the connection: the
+// protocol gets neither OnClose nor more calls, and its Conn must not be used.
+type Hijacker interface {
+	Hijack() (nc net.Conn, buffered, pending []byte, err error)
+}
+
 // Handler is what the framework gives a protocol.
 type Handler interface {
 	// Prepare runs on the event loop once the request head is complete. It routes the
