@@ -473,6 +473,8 @@ type adaptWriter struct {
 	noBody bool // the status forbids a body (204, 304)
 	head   bool // HEAD request: body bytes are counted, never sent
 	done   bool // the response is finished or handed to the Celeris chain
+	// switching: WriteHeader(101) came before a Hijack (adapt_hijack.go).
+	switching bool
 }
 
 var adaptWriters = sync.Pool{New: func() any { return new(adaptWriter) }}
@@ -513,6 +515,10 @@ func (w *adaptWriter) Header() http.Header {
 func (w *adaptWriter) WriteHeader(code int) {
 	if code < 100 || code > 999 {
 		panic(fmt.Sprintf("invalid WriteHeader code %v", code))
+	}
+	if code == http.StatusSwitchingProtocols && !w.wrote && !w.done {
+		w.switching = true // sent by Hijack (adapt_hijack.go)
+		return
 	}
 	if w.wrote || w.done || code < 200 {
 		return

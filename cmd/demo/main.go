@@ -138,6 +138,7 @@ func register(s *celeris.Server, inline, gzip bool) {
 			r.Inline()
 		}
 	}
+	registerWeb(s)
 	s.POST("/upload", func(c *celeris.Context) error {
 		n, err := io.Copy(io.Discard, c.BodyReader())
 		if err != nil {

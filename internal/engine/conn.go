@@ -29,6 +29,13 @@ type Upgrader interface {
 	TakeUpgrade() (req *httpmsg.Request, settings []byte)
 }
 
+// Switcher is implemented by a protocol (h1) whose handler switched the connection
+// to another protocol (a 101 answer, WebSocket): after OnData or OnWake returned
+// ErrUpgrade, TakeSwitch builds it, or returns nil when the switch is h2c's.
+type Switcher interface {
+	TakeSwitch() httpmsg.Proto
+}
+
 // ErrUpgrade is returned by OnData when the connection switches protocol.
 var ErrUpgrade = httpmsg.ErrUpgrade
 
@@ -103,6 +110,9 @@ func (c *conn) onTraffic() gnet.Action {
 		c.woken.Store(false)
 		if c.proto != nil && !c.closing {
 			err = c.proto.OnWake()
+			if err == ErrUpgrade {
+				err = c.switchProto()
+			}
 		}
 		if err == nil && c.drain.Load() && !c.closing {
 			c.drainProto()
@@ -226,6 +236,12 @@ func (c *conn) readAll() error {
 			_, _ = c.gc.Discard(n)
 		}
 		if err == ErrUpgrade {
+			if sw, ok := c.proto.(Switcher); ok {
+				if p := sw.TakeSwitch(); p != nil {
+					c.proto = p
+					continue
+				}
+			}
 			up, ok := c.proto.(Upgrader)
 			if !ok || c.eng.cfg.Upgrade == nil {
 				return err
@@ -243,6 +259,17 @@ func (c *conn) readAll() error {
 		}
 		// The protocol took the whole window and more is buffered: go on.
 	}
+}
+
+// switchProto installs the protocol a handler switched to after OnWake said so.
+func (c *conn) switchProto() error {
+	if sw, ok := c.proto.(Switcher); ok {
+		if p := sw.TakeSwitch(); p != nil {
+			c.proto = p
+			return nil
+		}
+	}
+	return ErrUpgrade
 }
 
 // peek presents at most Config.PeekWindow buffered bytes: gnet copies its ring

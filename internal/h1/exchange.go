@@ -36,6 +36,7 @@ type exchange struct {
 	raw10     bool // a close-delimited streamed response (HTTP/1.0)
 	inline    bool // the route runs on the event loop
 	hasBody   bool // msg.ContentLength != 0 (body and trail may grow), kept on this line
+	upgrade   bool // the request asked to switch protocols (Request.Upgrade)
 
 	// release touches two cache lines: the one holding msg.Route and the flags
 	// above, and the next one, which starts at pipe (offsets 256 and 320; an
@@ -95,6 +96,7 @@ func (ex *exchange) fill(head []byte, r *Request) {
 	ex.keepAlive = r.KeepAlive
 	ex.http10 = r.Minor == 0
 	ex.isHead = m.Method == "HEAD"
+	ex.upgrade = r.Upgrade
 }
 
 // validCache returns the connection's ValidCache. One per connection, not per

@@ -118,7 +118,7 @@ func (r *Request) clear(h []Field) {
 	r.Major, r.Minor = 0, 0
 	r.Host, r.Headers = nil, h
 	r.ContentLength = -1
-	r.Chunked, r.KeepAlive, r.Expect100, r.UpgradeH2C = false, false, false, false
+	r.Chunked, r.KeepAlive, r.Expect100, r.UpgradeH2C, r.Upgrade = false, false, false, false, false
 	r.HTTP2Settings = nil
 	r.HeadLen = 0
 }
@@ -270,6 +270,7 @@ type parser struct {
 	connUpg    bool // Connection lists "upgrade"
 	connH2S    bool // Connection lists "http2-settings"
 	upgradeH2C bool // Upgrade lists "h2c"
+	upgradeAny bool // an Upgrade field is present
 	expect     bool // Expect: 100-continue
 }
 
@@ -757,6 +758,7 @@ func (p *parser) special(name, value []byte) error {
 		}
 	case 7:
 		if equalLower(name, "upgrade") {
+			p.upgradeAny = true
 			forEachElement(value, func(e []byte) {
 				if equalLower(e, "h2c") {
 					p.upgradeH2C = true
@@ -941,6 +943,7 @@ func (p *parser) finish(n int) error {
 		r.Expect100 = p.expect
 		// RFC 7540 §3.2 (h2c upgrade; RFC 9110 §7.8 ignores Upgrade in HTTP/1.0).
 		r.UpgradeH2C = p.upgradeH2C && p.connUpg && p.connH2S && p.h2s == 1
+		r.Upgrade = p.upgradeAny && p.connUpg
 	} else {
 		r.KeepAlive = p.connKeep && !p.connClose
 	}

@@ -40,6 +40,10 @@ type Request struct {
 	// field's value (base64url, not decoded).
 	UpgradeH2C    bool
 	HTTP2Settings []byte
+	// Upgrade is true when the request asks to switch protocols: an Upgrade
+	// field and a Connection field listing "upgrade" (RFC 9110 §7.8). A handler
+	// may then answer 101 (WebSocket, RFC 6455 §4.2).
+	Upgrade bool
 
 	// HeadLen is the length of the request line and header section including the
 	// final CRLF CRLF: the n returned by ParseHead.

@@ -69,6 +69,10 @@ type Conn struct {
 
 	upReq      *httpmsg.Request
 	upSettings []byte
+	// switchTo builds the protocol a 101 answer switched to (switch.go): set by
+	// the handler's goroutine before the batch's final hand-off, read by the loop.
+	switchTo func(httpmsg.Conn) httpmsg.Proto
+	hijack   *hijackReq // guarded by mu: a worker's Hijack waiting for the loop
 
 	vc ValidCache // response field checks; used by whoever holds the batch
 
@@ -294,6 +298,14 @@ func (cn *Conn) OnData(in []byte) (int, error) {
 			continue
 		}
 		cn.enqueue(ex)
+		if r.Upgrade && !hasBody {
+			// RFC 9110 §7.8: once answered with 101, the bytes after this request
+			// belong to the new protocol: parse nothing more until it is answered.
+			if cn.switchTo != nil {
+				return consumed, httpmsg.ErrUpgrade // an inline handler switched
+			}
+			break
+		}
 	}
 	if len(cn.batch) > 0 && !cn.busy {
 		cn.submit()
@@ -434,7 +446,12 @@ func (cn *Conn) OnWake() error {
 	cn.mu.Lock()
 	ready, done := cn.ready, cn.done
 	cn.ready, cn.done = cn.spare[:0], false
+	hj := cn.hijack
+	cn.hijack = nil
 	cn.mu.Unlock()
+	if hj != nil {
+		return cn.takeHijack(hj, ready)
+	}
 	if len(ready) > 0 {
 		// The engine may keep the worker's buffer (a large body is not copied
 		// again) and give another back: that one becomes the spare.
@@ -451,6 +468,9 @@ func (cn *Conn) OnWake() error {
 		return nil
 	}
 	closeNow := cn.finishBatch()
+	if cn.switchTo != nil {
+		return httpmsg.ErrUpgrade // the engine takes the new protocol (TakeSwitch)
+	}
 	if closeNow || cn.closing || (cn.draining.Load() && cn.cur == nil) {
 		cn.closing = true
 		return errCloseAfterFlush

@@ -132,6 +132,26 @@ type ResponseWriter interface {
 	End(trailer []Field) error
 }
 
+// Switcher is implemented by a ResponseWriter whose transport can change protocol
+// after the response head: an HTTP/1.1 connection after 101 Switching Protocols
+// (RFC 9110 §7.8, §15.2.2), an HTTP/2 stream opened by an extended CONNECT (RFC
+// 8441 §5). Switch answers (101 on HTTP/1.1, 200 on HTTP/2) with header and, once
+// that answer is written, serves the transport's further bytes with the Proto
+// that newProto returns; newProto runs on the event loop. It fails when the
+// request did not ask to switch (no Upgrade on HTTP/1.1) or was already answered.
+type Switcher interface {
+	Switch(header []Field, newProto func(c Conn) Proto) error
+}
+
+// Hijacker is implemented by a Conn that can leave the engine (HTTP/1.1
+// http.Hijacker): Hijack, on the loop only, returns the connection as a net.Conn
+// served by the Go runtime, the input bytes already read and not consumed, and
+// the output still owed (to write first). The engine forgets the connection: the
+// protocol gets neither OnClose nor more calls, and its Conn must not be used.
+type Hijacker interface {
+	Hijack() (nc net.Conn, buffered, pending []byte, err error)
+}
+
 // Handler is what the framework gives a protocol.
 type Handler interface {
 	// Prepare runs on the event loop once the request head is complete. It routes the

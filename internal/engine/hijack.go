@@ -1,0 +1,67 @@
+package engine
+
+import (
+	"errors"
+	"net"
+	"os"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/celeris-dev/celeris/internal/httpmsg"
+)
+
+// errHijacked: the connection left the engine (Hijack); gnet closes its own fd.
+var errHijacked = errors.New("engine: connection hijacked")
+
+// Hijack takes the connection out of the engine (httpmsg.Hijacker; loop only): it
+// duplicates the socket's descriptor into a net.Conn served by the Go runtime's
+// poller, hands over the bytes gnet had read but the protocol had not consumed,
+// and closes gnet's copy once this callback returns. Output the engine still
+// holds (earlier pipelined answers, this callback's batch) is returned in pending:
+// the caller writes it first, in order.
+func (c *conn) Hijack() (nc net.Conn, buffered, pending []byte, err error) {
+	if c.closed.Load() || c.det.Load() != nil || c.wantClose || c.closing {
+		return nil, nil, nil, errHijacked
+	}
+	c.resumeRead()
+	if c.gc.OutboundBuffered() > 0 {
+		out, ok := takeOutbound(c.gc)
+		if !ok {
+			return nil, nil, nil, errors.New("engine: hijack: gnet's output buffer is unavailable")
+		}
+		pending = out
+	}
+	pending = append(pending, c.out...)
+	c.out = c.out[:0]
+	fd, err := c.gc.Dup()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	f := os.NewFile(uintptr(fd), "celeris-hijacked")
+	nc, err = net.FileConn(f) // duplicates the descriptor again
+	_ = f.Close()
+	if err != nil {
+		_ = unix.Close(fd)
+		return nil, nil, nil, err
+	}
+	if n := c.gc.InboundBuffered(); n > 0 {
+		b, _ := c.gc.Peek(n)
+		buffered = append([]byte(nil), b...)
+		_, _ = c.gc.Discard(n)
+	}
+	c.proto = hijacked{}
+	c.wantClose = true
+	c.deadline.Store(0)
+	return nc, buffered, pending, nil
+}
+
+// hijacked is the protocol of a connection that left the engine: nothing to do
+// until gnet closes its copy of the descriptor.
+type hijacked struct{}
+
+func (hijacked) OnData(in []byte) (int, error) { return len(in), nil }
+func (hijacked) OnWake() error                 { return nil }
+func (hijacked) OnClose(error)                 {}
+func (hijacked) Busy() bool                    { return false }
+
+var _ httpmsg.Hijacker = (*conn)(nil)

@@ -1,0 +1,601 @@
+package ws
+
+import (
+	"context"
+	"errors"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/celeris-dev/celeris/internal/httpmsg"
+	"github.com/celeris-dev/celeris/internal/work"
+)
+
+// Life of a WebSocket connection (every step on the event loop unless noted):
+//
+// The HTTP layer answered the handshake and handed its connection (or, over
+// HTTP/2, its stream) to a Conn built by NewConn: from then on Conn is that
+// transport's protocol (httpmsg.Proto). OnData feeds the Reader, which unmasks
+// frames into the Conn's buffers: a ping is answered at once from the loop (one
+// pong for the pings of one read, RFC 6455 §5.5.2 allows it), a close is answered
+// and ends the connection, and each complete data message is copied into a pooled
+// buffer and queued. Messages are served on a worker (internal/work) by the
+// application: a blocking handler, which the worker runs for the connection's
+// whole life and which takes messages with ReadMessage; or callbacks, which a
+// worker runs only while messages are queued, so that an idle connection holds no
+// goroutine at all, only its buffers.
+//
+// Writes come from any goroutine: WriteMessage appends a frame to the Conn's
+// output under mu and wakes the loop, which moves it to the transport's output
+// batch (OnWake). A writer blocks while more than outHigh bytes are queued in the
+// Conn and the engine together (a client that does not read), and the loop stops
+// consuming input (and so, through the engine, reading the socket) while more than
+// inHigh bytes of messages wait for the application or outHigh bytes of output for
+// the client: memory stays bounded whatever the client sends or does not read.
+
+// Limits of one connection's queues.
+const (
+	outHigh = 4 << 20 // output queued (Conn and engine) past which writers block
+	inHigh  = 1 << 20 // queued message bytes past which input is left unread
+	keepBuf = 4 << 10 // message buffers up to this size are reused
+
+	// closeTimeout bounds the wait for the client's close frame after the
+	// server sent its own (RFC 6455 §7.1.1: the server closes the TCP connection
+	// once the closing handshake is done, or when it does not complete).
+	closeTimeout = 5 * time.Second
+)
+
+// Errors a handler gets.
+var (
+	// ErrClosed is returned by reads and writes once the connection closed.
+	ErrClosed = errors.New("websocket: connection closed")
+	// ErrDeadline is returned by a read or write whose deadline passed.
+	ErrDeadline = errors.New("websocket: deadline exceeded")
+)
+
+// CloseError is returned by ReadMessage once the peer sent a close frame.
+type CloseError struct {
+	Code   int
+	Reason string
+}
+
+func (e *CloseError) Error() string {
+	return "websocket: closed by the peer with code " + itoa(e.Code) + " " + e.Reason
+}
+
+func itoa(n int) string {
+	var b [20]byte
+	i := len(b)
+	for n >= 10 {
+		i--
+		b[i] = byte('0' + n%10)
+		n /= 10
+	}
+	i--
+	b[i] = byte('0' + n)
+	return string(b[i:])
+}
+
+// App is what runs on top of a Conn. Exactly one of Handler and the callbacks is
+// set.
+type App struct {
+	// Handler runs on a worker for the connection's whole life; the connection
+	// closes (1000) when it returns, if it is still open.
+	Handler func(c *Conn)
+	// OnOpen, OnMessage and OnClose run on a worker, one at a time and in order,
+	// only while there is something to do. OnMessage's payload is valid until it
+	// returns. An error from OnMessage closes the connection with 1011 (or with
+	// the code of a *CloseError).
+	OnOpen    func(c *Conn)
+	OnMessage func(c *Conn, op Opcode, payload []byte) error
+	OnClose   func(c *Conn, code int, reason string)
+}
+
+// Config configures a Conn.
+type Config struct {
+	MaxMessage int64 // 0: no bound
+	Pool       *work.Pool
+}
+
+type message struct {
+	op  Opcode
+	buf []byte
+}
+
+// Conn is one WebSocket connection: the protocol on its transport and the handle
+// the application reads and writes with.
+type Conn struct {
+	t   httpmsg.Conn // the transport; loop only
+	cfg Config
+	app App
+
+	// Loop only.
+	rd        Reader
+	pong      []byte // payload of the last ping of this read, to answer
+	ctl       []byte // a control frame being written
+	pongDue   bool
+	closeSent bool // a close frame went out
+	outbound  int  // what the engine held after the last flush (AfterFlush)
+
+	closeExpired atomic.Bool // the client did not answer our close in time
+
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	mu      sync.Mutex
+	cond    sync.Cond
+	queue   []message // guarded by mu: messages waiting for the application, from qhead
+	qhead   int       // guarded by mu
+	queued  int       // guarded by mu: bytes in queue
+	free    [][]byte  // guarded by mu: small message buffers to reuse
+	out     []byte    // guarded by mu: frames written by the application
+	spare   []byte    // guarded by mu: out's other buffer
+	held    int       // guarded by mu: the engine's outbound after the last flush
+	running bool      // guarded by mu: a worker runs the application
+	gone    bool      // guarded by mu: the transport closed
+	peerErr *CloseError
+	// closeReq is a close the application asked for, sent by the loop; guarded by mu.
+	closeReq   []byte
+	wantClose  bool
+	readDL     time.Time // guarded by mu
+	writeDL    time.Time // guarded by mu
+	current    []byte    // guarded by mu: the buffer ReadMessage last returned
+	openDone   bool      // guarded by mu: OnOpen ran
+	closeDone  bool      // guarded by mu: OnClose ran
+	closeCode  int       // guarded by mu: what OnClose reports
+	closeWhy   string
+	dispatched bool
+	task       appTask
+}
+
+// NewConn returns the protocol for a transport that just switched to WebSocket.
+// Start starts the application.
+func NewConn(t httpmsg.Conn, cfg Config, app App) *Conn {
+	c := &Conn{t: t, cfg: cfg, app: app}
+	c.cond.L = &c.mu
+	c.rd.MaxMessage = cfg.MaxMessage
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	c.task.c = c
+	return c
+}
+
+// Start runs the application on a worker (Handler, or OnOpen when set).
+func (c *Conn) Start() {
+	if c.app.Handler != nil || c.app.OnOpen != nil {
+		c.mu.Lock()
+		c.schedule()
+		c.mu.Unlock()
+	}
+}
+
+// Context is cancelled when the connection closes.
+func (c *Conn) Context() context.Context { return c.ctx }
+
+// RemoteAddr is the peer's address.
+func (c *Conn) RemoteAddr() net.Addr { return c.t.RemoteAddr() }
+
+// OnData consumes frames (httpmsg.Proto; loop).
+func (c *Conn) OnData(in []byte) (int, error) {
+	c.mu.Lock()
+	full := c.queued > inHigh || c.held+len(c.out) > outHigh
+	c.mu.Unlock()
+	if full || c.outbound > outHigh {
+		return 0, nil // back-pressure: the engine stops reading once its buffer is full
+	}
+	n, err := c.rd.Feed(in, c)
+	if c.pongDue {
+		// One pong for the pings of this read (RFC 6455 §5.5.3 allows answering
+		// only the last): a ping flood costs one frame per read, and none once
+		// the client stopped reading (input is left unread above).
+		c.pongDue = false
+		if !c.closeSent {
+			c.ctl = AppendFrame(c.ctl[:0], true, OpPong, c.pong)
+			c.t.Write(c.ctl)
+		}
+	}
+	if err != nil {
+		if errors.Is(err, errCloseDone) {
+			return len(in), errCloseDone
+		}
+		c.fail(CloseCodeFor(err), err.Error())
+		return len(in), err
+	}
+	return n, nil
+}
+
+// errCloseDone ends the connection after the close handshake.
+var errCloseDone = errors.New("websocket: closed")
+
+// Message queues a complete message for the application (Events; loop).
+func (c *Conn) Message(op Opcode, p []byte, _ bool) error {
+	c.mu.Lock()
+	if c.wantClose || c.closeSent {
+		c.mu.Unlock()
+		return nil // after our close frame, data is read and dropped (§5.5.1)
+	}
+	var buf []byte
+	if n := len(c.free); n > 0 && len(p) <= keepBuf {
+		buf = c.free[n-1][:0]
+		c.free = c.free[:n-1]
+	} else {
+		buf = make([]byte, 0, max(len(p), 64))
+	}
+	buf = append(buf, p...)
+	c.queue = append(c.queue, message{op: op, buf: buf})
+	c.queued += len(buf)
+	c.schedule()
+	c.cond.Broadcast()
+	c.mu.Unlock()
+	if cap(c.rd.msg) > keepBuf {
+		c.rd.msg = nil // a large message's buffer is not kept for an idle connection
+	}
+	return nil
+}
+
+// Control answers control frames (Events; loop).
+func (c *Conn) Control(op Opcode, p []byte) error {
+	switch op {
+	case OpPing:
+		c.pong = append(c.pong[:0], p...)
+		c.pongDue = true
+	case OpClose:
+		code, reason, _ := ParseClose(p)
+		c.mu.Lock()
+		if c.peerErr == nil {
+			c.peerErr = &CloseError{Code: code, Reason: string(reason)}
+		}
+		c.setClose(code, string(reason))
+		c.cond.Broadcast()
+		c.mu.Unlock()
+		if !c.closeSent {
+			// RFC 6455 §5.5.1: echo the status code; then the server closes the
+			// TCP connection first (§7.1.1).
+			reply := code
+			if reply == CloseNoStatus {
+				reply = CloseNormal
+			}
+			c.closeSent = true
+			c.ctl = AppendClose(c.ctl[:0], reply, "")
+			c.t.Write(c.ctl)
+		}
+		return errCloseDone
+	}
+	return nil // a pong needs no answer
+}
+
+// fail sends a close frame with code and closes (loop).
+func (c *Conn) fail(code int, reason string) {
+	c.mu.Lock()
+	c.setClose(code, reason)
+	c.mu.Unlock()
+	if !c.closeSent {
+		c.closeSent = true
+		c.t.Write(AppendClose(nil, code, reason))
+	}
+	c.t.Close()
+}
+
+// OnWake writes what the application queued (httpmsg.Proto; loop).
+func (c *Conn) OnWake() error {
+	if c.closeExpired.Load() {
+		c.t.Close() // the client never answered our close frame
+		return nil
+	}
+	c.mu.Lock()
+	out := c.out
+	c.out = c.spare[:0]
+	c.spare = nil
+	closeReq, want := c.closeReq, c.wantClose
+	c.closeReq = nil
+	c.mu.Unlock()
+	if len(out) > 0 && !c.closeSent {
+		c.t.Write(out)
+	}
+	if cap(out) <= 64<<10 {
+		c.mu.Lock()
+		c.spare = out[:0]
+		c.mu.Unlock()
+	}
+	if want && closeReq != nil && !c.closeSent {
+		c.closeSent = true
+		c.t.Write(closeReq)
+		time.AfterFunc(closeTimeout, func() {
+			c.closeExpired.Store(true)
+			c.t.Wake()
+		})
+	}
+	return nil
+}
+
+// AfterFlush records how much output the engine still holds and releases blocked
+// writers once it drained (loop).
+func (c *Conn) AfterFlush(outbound int) {
+	c.outbound = outbound
+	c.mu.Lock()
+	c.held = outbound
+	if outbound+len(c.out) <= outHigh/2 {
+		c.cond.Broadcast()
+	}
+	c.mu.Unlock()
+}
+
+// DrainLevel is the output level a blocked writer waits for (-1: none).
+func (c *Conn) DrainLevel() int {
+	if c.outbound > outHigh/2 {
+		return outHigh / 2
+	}
+	return -1
+}
+
+// Busy: a WebSocket connection is never closed by the HTTP idle timeout.
+func (c *Conn) Busy() bool { return true }
+
+// Drain answers a graceful shutdown: close 1001 (going away).
+func (c *Conn) Drain() {
+	c.mu.Lock()
+	if !c.wantClose && !c.gone {
+		c.wantClose = true
+		c.closeReq = AppendClose(nil, CloseGoingAway, "server shutting down")
+	}
+	c.mu.Unlock()
+	c.t.Wake()
+}
+
+// OnClose ends the connection (httpmsg.Proto; loop).
+func (c *Conn) OnClose(error) {
+	c.cancel()
+	c.mu.Lock()
+	c.gone = true
+	c.setClose(CloseAbnormal, "")
+	c.schedule() // OnClose callback
+	c.cond.Broadcast()
+	c.mu.Unlock()
+}
+
+// setClose records the first close reason (mu held).
+func (c *Conn) setClose(code int, reason string) {
+	if c.closeCode == 0 {
+		c.closeCode, c.closeWhy = code, reason
+	}
+}
+
+// schedule starts a worker for the application when it has work and none runs
+// (mu held).
+func (c *Conn) schedule() {
+	if c.running {
+		return
+	}
+	if c.app.Handler != nil {
+		if c.dispatched {
+			return
+		}
+		c.dispatched = true
+	} else if c.openDone && c.qhead == len(c.queue) && (!c.gone || c.closeDone) {
+		return
+	}
+	c.running = true
+	if c.cfg.Pool == nil || !c.cfg.Pool.Submit(&c.task) {
+		go c.task.Run()
+	}
+}
+
+type appTask struct{ c *Conn }
+
+// Run serves the application on a worker.
+func (t *appTask) Run() {
+	c := t.c
+	if c.app.Handler != nil {
+		c.runHandler()
+		return
+	}
+	c.runCallbacks()
+}
+
+func (c *Conn) runHandler() {
+	defer func() {
+		if p := recover(); p != nil {
+			c.Close(CloseInternalError, "")
+		}
+		c.Close(CloseNormal, "")
+		c.mu.Lock()
+		c.running = false
+		c.closeDone = true
+		c.mu.Unlock()
+		c.t.Wake()
+	}()
+	c.app.Handler(c)
+}
+
+func (c *Conn) runCallbacks() {
+	for {
+		c.mu.Lock()
+		switch {
+		case !c.openDone:
+			c.openDone = true
+			c.mu.Unlock()
+			if c.app.OnOpen != nil {
+				c.app.OnOpen(c)
+			}
+			continue
+		case c.qhead < len(c.queue):
+			m := c.pop()
+			c.mu.Unlock()
+			err := c.callMessage(m)
+			c.recycle(m.buf)
+			if err != nil {
+				code := CloseInternalError
+				var ce *CloseError
+				if errors.As(err, &ce) {
+					code = ce.Code
+				}
+				c.Close(code, "")
+			}
+			continue
+		case c.gone && !c.closeDone:
+			c.closeDone = true
+			code, why := c.closeCode, c.closeWhy
+			c.mu.Unlock()
+			if c.app.OnClose != nil {
+				c.app.OnClose(c, code, why)
+			}
+			continue
+		}
+		c.running = false
+		c.mu.Unlock()
+		c.t.Wake() // input may have waited for the queue to shrink
+		return
+	}
+}
+
+func (c *Conn) callMessage(m message) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = errors.New("websocket: OnMessage panicked")
+		}
+	}()
+	if c.app.OnMessage == nil {
+		return nil
+	}
+	return c.app.OnMessage(c, m.op, m.buf)
+}
+
+// pop takes the first queued message (mu held).
+func (c *Conn) pop() message {
+	m := c.queue[c.qhead]
+	c.queue[c.qhead] = message{}
+	c.qhead++
+	if c.qhead == len(c.queue) {
+		c.queue, c.qhead = c.queue[:0], 0
+	}
+	c.queued -= len(m.buf)
+	return m
+}
+
+// recycle keeps a small message buffer for reuse.
+func (c *Conn) recycle(b []byte) {
+	if cap(b) > keepBuf {
+		return
+	}
+	c.mu.Lock()
+	if len(c.free) < 4 {
+		c.free = append(c.free, b)
+	}
+	c.mu.Unlock()
+}
+
+// ReadMessage waits for the next message (blocking handlers only). The payload is
+// valid until the next ReadMessage. After the peer's close frame it returns a
+// *CloseError; once the connection is gone, ErrClosed.
+func (c *Conn) ReadMessage() (Opcode, []byte, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.current != nil {
+		b := c.current
+		c.current = nil
+		if cap(b) <= keepBuf && len(c.free) < 4 {
+			c.free = append(c.free, b)
+		}
+	}
+	for c.qhead == len(c.queue) {
+		switch {
+		case c.peerErr != nil:
+			return 0, nil, c.peerErr
+		case c.gone || c.wantClose:
+			return 0, nil, ErrClosed
+		case !c.readDL.IsZero() && !time.Now().Before(c.readDL):
+			return 0, nil, ErrDeadline
+		}
+		c.cond.Wait()
+	}
+	m := c.pop()
+	c.current = m.buf
+	if c.queued <= inHigh {
+		c.t.Wake() // the loop may have left input unread
+	}
+	return m.op, m.buf, nil
+}
+
+// WriteMessage sends a whole text or binary message (any goroutine). It blocks
+// while the client is more than 4 MiB behind.
+func (c *Conn) WriteMessage(op Opcode, p []byte) error {
+	if op != OpText && op != OpBinary {
+		return errors.New("websocket: WriteMessage needs a text or binary opcode")
+	}
+	return c.writeFrame(op, p)
+}
+
+// Ping sends a ping with payload p (at most 125 bytes).
+func (c *Conn) Ping(p []byte) error {
+	if len(p) > 125 {
+		return ErrControlTooLong
+	}
+	return c.writeFrame(OpPing, p)
+}
+
+func (c *Conn) writeFrame(op Opcode, p []byte) error {
+	c.mu.Lock()
+	for {
+		switch {
+		case c.gone || c.wantClose:
+			c.mu.Unlock()
+			return ErrClosed
+		case !c.writeDL.IsZero() && !time.Now().Before(c.writeDL):
+			c.mu.Unlock()
+			return ErrDeadline
+		}
+		if c.held+len(c.out) <= outHigh {
+			break
+		}
+		c.cond.Wait()
+	}
+	wake := len(c.out) == 0
+	c.out = AppendFrame(c.out, true, op, p)
+	c.mu.Unlock()
+	if wake {
+		c.t.Wake()
+	}
+	return nil
+}
+
+// Close starts the closing handshake with code and reason (any goroutine); the
+// connection ends when the client answers (or the transport's timeout passes).
+// Closing twice does nothing.
+func (c *Conn) Close(code int, reason string) error {
+	if !ValidCloseCode(code) {
+		return ErrBadCloseCode
+	}
+	c.mu.Lock()
+	if c.wantClose || c.gone {
+		c.mu.Unlock()
+		return nil
+	}
+	c.wantClose = true
+	c.closeReq = AppendClose(nil, code, reason)
+	c.setClose(code, reason)
+	c.cond.Broadcast()
+	c.mu.Unlock()
+	c.t.Wake()
+	return nil
+}
+
+// SetReadDeadline makes ReadMessage fail with ErrDeadline after t (zero: none).
+func (c *Conn) SetReadDeadline(t time.Time) { c.setDeadline(&c.readDL, t) }
+
+// SetWriteDeadline makes writes blocked by a slow client fail with ErrDeadline
+// after t (zero: none).
+func (c *Conn) SetWriteDeadline(t time.Time) { c.setDeadline(&c.writeDL, t) }
+
+func (c *Conn) setDeadline(dl *time.Time, t time.Time) {
+	c.mu.Lock()
+	*dl = t
+	c.cond.Broadcast()
+	c.mu.Unlock()
+	if !t.IsZero() {
+		time.AfterFunc(time.Until(t), func() {
+			c.mu.Lock()
+			c.cond.Broadcast()
+			c.mu.Unlock()
+		})
+	}
+}

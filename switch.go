@@ -1,0 +1,43 @@
+package celeris
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/celeris-dev/celeris/internal/hook"
+	"github.com/celeris-dev/celeris/internal/httpmsg"
+)
+
+// errNoSwitch: the request's transport cannot switch protocols.
+var errNoSwitch = errors.New("celeris: this request cannot switch protocols")
+
+func init() {
+	hook.Switch = func(ctx any, header []httpmsg.Field, p func(httpmsg.Conn) httpmsg.Proto) (int, error) {
+		return ctx.(*Context).switchProtocol(header, p)
+	}
+}
+
+// switchProtocol answers with the response header set so far plus header and
+// hands the transport to the protocol p builds (101 on HTTP/1.1, 200 on an HTTP/2
+// extended CONNECT stream).
+func (c *Context) switchProtocol(header []httpmsg.Field, p func(httpmsg.Conn) httpmsg.Proto) (int, error) {
+	if c.written {
+		return 0, ErrResponseWritten
+	}
+	sw, ok := c.w.(httpmsg.Switcher)
+	if !ok {
+		return 0, errNoSwitch
+	}
+	status := http.StatusSwitchingProtocols
+	if c.req.ProtoMajor == 2 {
+		status = http.StatusOK // RFC 8441 §5: a 2xx answers the extended CONNECT
+	}
+	fields := append(c.header, header...)
+	if err := sw.Switch(fields, p); err != nil {
+		return 0, err
+	}
+	c.header = fields
+	c.written = true
+	c.status = status
+	return status, nil
+}

@@ -1,0 +1,340 @@
+// Package websocket serves WebSocket connections (RFC 6455) from Celeris handlers,
+// on the event loop: frames are parsed and written by Celeris over the engine's
+// buffers, with no goroutine reading each connection.
+//
+// Two ways to write the application side. A handler that owns the connection, as
+// with gorilla/websocket, runs on a worker goroutine for the connection's whole
+// life and reads with ReadMessage:
+//
+//	s.GET("/ws/echo", websocket.Handler(nil, func(c *websocket.Conn) {
+//		for {
+//			t, msg, err := c.ReadMessage()
+//			if err != nil {
+//				return
+//			}
+//			if err := c.WriteMessage(t, msg); err != nil {
+//				return
+//			}
+//		}
+//	}))
+//
+// Callbacks run on a worker only while there is something to do (a message
+// arrived, the connection opened or closed): an idle connection holds no goroutine
+// at all, only its buffers, so many thousands of mostly idle connections
+// (dashboards, notifications) cost little:
+//
+//	s.GET("/ws/echo", websocket.Events(nil, websocket.Callbacks{
+//		OnMessage: func(c *websocket.Conn, t websocket.MessageType, msg []byte) error {
+//			return c.WriteMessage(t, msg)
+//		},
+//	}))
+//
+// The handshake (RFC 6455 §4.2) checks the method, the Upgrade, Connection,
+// Sec-WebSocket-Key and Sec-WebSocket-Version fields (426 with the supported
+// version otherwise), the Origin (Config.CheckOrigin; by default a browser's
+// Origin must name the request's host), and picks a subprotocol. A message larger
+// than Config.MaxMessageSize closes the connection with 1009; invalid frames with
+// 1002, invalid UTF-8 with 1007. Pings are answered by Celeris. A client that does
+// not read blocks writers once 4 MiB are queued for it, and Celeris stops reading
+// a client whose messages the application does not take; memory stays bounded.
+package websocket
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/celeris-dev/celeris"
+	"github.com/celeris-dev/celeris/internal/hook"
+	"github.com/celeris-dev/celeris/internal/httpmsg"
+	"github.com/celeris-dev/celeris/internal/work"
+	"github.com/celeris-dev/celeris/internal/ws"
+)
+
+// MessageType is a data message's type: TextMessage or BinaryMessage (the values
+// are RFC 6455's opcodes, as in gorilla/websocket).
+type MessageType int
+
+// Message types.
+const (
+	TextMessage   MessageType = 1
+	BinaryMessage MessageType = 2
+)
+
+// Close codes (RFC 6455 §7.4.1).
+const (
+	CloseNormalClosure    = ws.CloseNormal
+	CloseGoingAway        = ws.CloseGoingAway
+	CloseProtocolError    = ws.CloseProtocolError
+	CloseUnsupportedData  = ws.CloseUnsupportedData
+	CloseNoStatusReceived = ws.CloseNoStatus
+	CloseAbnormalClosure  = ws.CloseAbnormal
+	CloseInvalidPayload   = ws.CloseInvalidPayload
+	ClosePolicyViolation  = ws.ClosePolicyViolation
+	CloseMessageTooBig    = ws.CloseMessageTooBig
+	CloseInternalError    = ws.CloseInternalError
+)
+
+// Errors.
+var (
+	// ErrClosed is returned by reads and writes once the connection closed.
+	ErrClosed = ws.ErrClosed
+	// ErrDeadline is returned by a read or write whose deadline passed.
+	ErrDeadline = ws.ErrDeadline
+)
+
+// CloseError is what ReadMessage returns once the peer sent a close frame.
+type CloseError = ws.CloseError
+
+// DefaultMaxMessageSize bounds a message when Config.MaxMessageSize is 0.
+const DefaultMaxMessageSize = 16 << 20
+
+// Config configures the handshake and the connections. The zero value (or nil)
+// is ready to use.
+type Config struct {
+	// Subprotocols the server speaks, in order of preference; the first one the
+	// client also offers is selected (Conn.Subprotocol). A client that offers
+	// none of them is still accepted, without a subprotocol (RFC 6455 §4.2.2).
+	Subprotocols []string
+	// CheckOrigin decides whether a request's Origin is allowed (403 if not).
+	// nil: requests without Origin (non-browser clients) and those whose Origin's
+	// host equals the request's Host are allowed; cross-origin browser requests
+	// are refused (Cross-Site WebSocket Hijacking).
+	CheckOrigin func(c *celeris.Context) bool
+	// MaxMessageSize bounds a message's payload (1009 when over). 0:
+	// DefaultMaxMessageSize; negative: no bound.
+	MaxMessageSize int64
+}
+
+// Conn is one WebSocket connection. Its methods may be called from any goroutine;
+// writes are serialised.
+type Conn struct {
+	c           *ws.Conn
+	subprotocol string
+}
+
+// ReadMessage waits for the next message (for Handler only; Callbacks get
+// messages through OnMessage). The payload is valid until the next ReadMessage.
+// Once the peer sent a close frame it returns a *CloseError, and ErrClosed once
+// the connection is gone.
+func (c *Conn) ReadMessage() (MessageType, []byte, error) {
+	op, p, err := c.c.ReadMessage()
+	return MessageType(op), p, err
+}
+
+// WriteMessage sends a whole message. It blocks while the client is more than
+// 4 MiB behind. p is copied before it returns.
+func (c *Conn) WriteMessage(t MessageType, p []byte) error {
+	return c.c.WriteMessage(ws.Opcode(t), p)
+}
+
+// WriteText sends a text message.
+func (c *Conn) WriteText(s string) error {
+	return c.c.WriteMessage(ws.OpText, []byte(s))
+}
+
+// Ping sends a ping (payload at most 125 bytes). Celeris answers the client's
+// pings itself.
+func (c *Conn) Ping(p []byte) error { return c.c.Ping(p) }
+
+// Close starts the closing handshake with a code and a reason; the connection
+// ends when the client answers, or after 5 s.
+func (c *Conn) Close(code int, reason string) error { return c.c.Close(code, reason) }
+
+// Subprotocol is the subprotocol selected at the handshake ("" for none).
+func (c *Conn) Subprotocol() string { return c.subprotocol }
+
+// RemoteAddr is the client's address.
+func (c *Conn) RemoteAddr() net.Addr { return c.c.RemoteAddr() }
+
+// SetReadDeadline makes ReadMessage fail with ErrDeadline after t (zero: none).
+func (c *Conn) SetReadDeadline(t time.Time) { c.c.SetReadDeadline(t) }
+
+// SetWriteDeadline makes a write blocked by a slow client fail with ErrDeadline
+// after t (zero: none).
+func (c *Conn) SetWriteDeadline(t time.Time) { c.c.SetWriteDeadline(t) }
+
+// Context is cancelled when the connection closes (or the server shuts down).
+func (c *Conn) Context() context.Context { return c.c.Context() }
+
+// Callbacks are the event-driven application side of a connection. They run on
+// a worker goroutine, one at a time per connection, in order. Any may be nil.
+type Callbacks struct {
+	// OnOpen runs once, first.
+	OnOpen func(c *Conn)
+	// OnMessage runs for each message; msg is valid until it returns. An error
+	// closes the connection with 1011 (or a *CloseError's code).
+	OnMessage func(c *Conn, t MessageType, msg []byte) error
+	// OnClose runs once the connection closed, with the close code the peer sent
+	// (1005 when it sent none, 1006 when it sent no close frame).
+	OnClose func(c *Conn, code int, reason string)
+}
+
+// Handler returns a route handler that upgrades and runs h for each connection.
+func Handler(cfg *Config, h func(c *Conn)) celeris.HandlerFunc {
+	return func(c *celeris.Context) error { return Upgrade(c, cfg, h) }
+}
+
+// Events returns a route handler that upgrades and runs cb for each connection.
+func Events(cfg *Config, cb Callbacks) celeris.HandlerFunc {
+	return func(c *celeris.Context) error { return UpgradeEvents(c, cfg, cb) }
+}
+
+// Upgrade answers the handshake and runs h for the connection, on a worker, once
+// the handler that called Upgrade returned: values of c (params, headers) that h
+// needs must be copied first (strings.Clone), as for anything kept past a handler.
+// A request that is not a valid WebSocket handshake gets an *celeris.HTTPError
+// (400, 403 or 426).
+func Upgrade(c *celeris.Context, cfg *Config, h func(c *Conn)) error {
+	if h == nil {
+		panic("websocket: Upgrade with a nil handler")
+	}
+	return upgrade(c, cfg, func(conn *Conn) ws.App {
+		return ws.App{Handler: func(*ws.Conn) { h(conn) }}
+	})
+}
+
+// UpgradeEvents is Upgrade with callbacks.
+func UpgradeEvents(c *celeris.Context, cfg *Config, cb Callbacks) error {
+	return upgrade(c, cfg, func(conn *Conn) ws.App {
+		app := ws.App{}
+		if cb.OnOpen != nil {
+			app.OnOpen = func(*ws.Conn) { cb.OnOpen(conn) }
+		} else {
+			app.OnOpen = func(*ws.Conn) {}
+		}
+		if cb.OnMessage != nil {
+			app.OnMessage = func(_ *ws.Conn, op ws.Opcode, p []byte) error { return cb.OnMessage(conn, MessageType(op), p) }
+		}
+		if cb.OnClose != nil {
+			app.OnClose = func(_ *ws.Conn, code int, reason string) { cb.OnClose(conn, code, reason) }
+		}
+		return app
+	})
+}
+
+// pool runs the connections' applications (shared by every server: workers are
+// started on demand and retire when idle).
+var pool = work.NewPool(0, 10*time.Second)
+
+func upgrade(c *celeris.Context, cfg *Config, app func(*Conn) ws.App) error {
+	if cfg == nil {
+		cfg = &Config{}
+	}
+	h2 := c.Proto() == "HTTP/2.0"
+	if err := checkHandshake(c, h2); err != nil {
+		return err
+	}
+	if !checkOrigin(c, cfg) {
+		return celeris.NewHTTPError(http.StatusForbidden, "websocket: origin not allowed")
+	}
+	conn := &Conn{subprotocol: selectSubprotocol(c, cfg)}
+	var header []httpmsg.Field
+	if !h2 {
+		// RFC 6455 §4.2.2 item 5.
+		header = append(header,
+			httpmsg.Field{Name: "Upgrade", Value: "websocket"},
+			httpmsg.Field{Name: "Connection", Value: "Upgrade"},
+			httpmsg.Field{Name: "Sec-WebSocket-Accept", Value: ws.AcceptKey(c.Header("Sec-WebSocket-Key"))})
+	}
+	if conn.subprotocol != "" {
+		header = append(header, httpmsg.Field{Name: "Sec-WebSocket-Protocol", Value: conn.subprotocol})
+	}
+	max := cfg.MaxMessageSize
+	switch {
+	case max == 0:
+		max = DefaultMaxMessageSize
+	case max < 0:
+		max = 0
+	}
+	a := app(conn)
+	_, err := hook.Switch(c, header, func(t httpmsg.Conn) httpmsg.Proto {
+		conn.c = ws.NewConn(t, ws.Config{MaxMessage: max, Pool: pool}, a)
+		conn.c.Start() // after conn.c is set: the application reads it
+		return conn.c
+	})
+	if err != nil {
+		return celeris.NewHTTPError(http.StatusBadRequest, "websocket: "+err.Error())
+	}
+	return nil
+}
+
+// checkHandshake applies RFC 6455 §4.2.1 (HTTP/1.1) or RFC 8441 §4-5 (HTTP/2).
+func checkHandshake(c *celeris.Context, h2 bool) error {
+	if c.Header("Sec-WebSocket-Version") != "13" {
+		// RFC 6455 §4.2.2: 426 with the versions the server supports.
+		c.SetHeader("Sec-WebSocket-Version", "13")
+		return celeris.NewHTTPError(http.StatusUpgradeRequired, "websocket: unsupported Sec-WebSocket-Version")
+	}
+	if h2 {
+		if c.Method() != http.MethodConnect || c.Header(":protocol") != "websocket" {
+			return celeris.NewHTTPError(http.StatusBadRequest, "websocket: not an extended CONNECT for websocket")
+		}
+		return nil
+	}
+	if c.Method() != http.MethodGet {
+		return celeris.NewHTTPError(http.StatusMethodNotAllowed, "websocket: the handshake is a GET")
+	}
+	if c.Proto() != "HTTP/1.1" {
+		return celeris.NewHTTPError(http.StatusBadRequest, "websocket: the handshake needs HTTP/1.1")
+	}
+	if !hasToken(c.Header("Connection"), "upgrade") || !hasToken(c.Header("Upgrade"), "websocket") {
+		c.SetHeader("Upgrade", "websocket")
+		return celeris.NewHTTPError(http.StatusUpgradeRequired, "websocket: not a websocket handshake (Upgrade: websocket, Connection: Upgrade)")
+	}
+	if !ws.ValidKey(c.Header("Sec-WebSocket-Key")) {
+		return celeris.NewHTTPError(http.StatusBadRequest, "websocket: invalid Sec-WebSocket-Key")
+	}
+	return nil
+}
+
+func checkOrigin(c *celeris.Context, cfg *Config) bool {
+	if cfg.CheckOrigin != nil {
+		return cfg.CheckOrigin(c)
+	}
+	origin := c.Header("Origin")
+	if origin == "" {
+		return true
+	}
+	u, err := url.Parse(origin)
+	if err != nil {
+		return false
+	}
+	return strings.EqualFold(u.Host, c.Host())
+}
+
+func selectSubprotocol(c *celeris.Context, cfg *Config) string {
+	if len(cfg.Subprotocols) == 0 {
+		return ""
+	}
+	var offered []string
+	c.VisitHeaders(func(name, value string) {
+		if strings.EqualFold(name, "Sec-WebSocket-Protocol") {
+			for _, p := range strings.Split(value, ",") {
+				offered = append(offered, strings.TrimSpace(p))
+			}
+		}
+	})
+	for _, want := range cfg.Subprotocols {
+		for _, p := range offered {
+			if p == want {
+				return want
+			}
+		}
+	}
+	return ""
+}
+
+// hasToken reports whether the comma-separated list v holds token (ASCII case
+// insensitive).
+func hasToken(v, token string) bool {
+	for _, e := range strings.Split(v, ",") {
+		if strings.EqualFold(strings.TrimSpace(e), token) {
+			return true
+		}
+	}
+	return false
+}
