@@ -17,8 +17,8 @@ import (
 // The HTTP layer answered the handshake and handed its connection (or, over
 // HTTP/2, its stream) to a Conn built by NewConn: from then on Conn is that
 // transport's protocol (httpmsg.Proto). OnData feeds the Reader, which unmasks
-// frames into the Conn's buffers: a ping is answered at once from the loop (one
-// pong for the pings of one read, RFC 6455 §5.5.2 allows it), a close is answered
+// frames into the Conn's buffers: a ping is answered at once from the loop, a
+// close is answered
 // and ends the connection, and each complete data message is copied into a pooled
 // buffer and queued. Messages are served on a worker (internal/work) by the
 // application: a blocking handler, which the worker runs for the connection's
@@ -112,11 +112,10 @@ type Conn struct {
 
 	// Loop only.
 	rd        Reader
-	pong      []byte // payload of the last ping of this read, to answer
-	ctl       []byte // a control frame being written
-	pongDue   bool
-	closeSent bool // a close frame went out
-	outbound  int  // what the engine held after the last flush (AfterFlush)
+	ctl       []byte // control frames (pongs) answered in this read
+	closeSent bool   // a close frame went out
+	failed    bool   // the client broke the protocol: its input is dropped
+	outbound  int    // what the engine held after the last flush (AfterFlush)
 
 	closeExpired atomic.Bool // the client did not answer our close in time
 
@@ -136,8 +135,14 @@ type Conn struct {
 	gone    bool      // guarded by mu: the transport closed
 	peerErr *CloseError
 	// closeReq is a close the application asked for, sent by the loop; guarded by mu.
-	closeReq   []byte
-	wantClose  bool
+	closeReq  []byte
+	wantClose bool
+	// failReq is the close frame that fails the connection after a protocol
+	// error, sent once the application took the messages that came before the
+	// bad frame (and wrote its answers); failSeen: a blocking handler got to the
+	// end of them. Guarded by mu.
+	failReq    []byte
+	failSeen   bool
 	readDL     time.Time // guarded by mu
 	writeDL    time.Time // guarded by mu
 	current    []byte    // guarded by mu: the buffer ReadMessage last returned
@@ -177,29 +182,29 @@ func (c *Conn) RemoteAddr() net.Addr { return c.t.RemoteAddr() }
 
 // OnData consumes frames (httpmsg.Proto; loop).
 func (c *Conn) OnData(in []byte) (int, error) {
+	if c.failed {
+		return len(in), nil
+	}
 	c.mu.Lock()
 	full := c.queued > inHigh || c.held+len(c.out) > outHigh
 	c.mu.Unlock()
 	if full || c.outbound > outHigh {
 		return 0, nil // back-pressure: the engine stops reading once its buffer is full
 	}
+	c.ctl = c.ctl[:0]
 	n, err := c.rd.Feed(in, c)
-	if c.pongDue {
-		// One pong for the pings of this read (RFC 6455 §5.5.3 allows answering
-		// only the last): a ping flood costs one frame per read, and none once
-		// the client stopped reading (input is left unread above).
-		c.pongDue = false
-		if !c.closeSent {
-			c.ctl = AppendFrame(c.ctl[:0], true, OpPong, c.pong)
-			c.t.Write(c.ctl)
-		}
+	if len(c.ctl) > 0 {
+		// Pongs (and a close answer) of this read, in one write. A ping flood is
+		// bounded by the engine's read window and, once the client stops reading,
+		// by the output check above, which leaves its input unread.
+		c.t.Write(c.ctl)
 	}
 	if err != nil {
 		if errors.Is(err, errCloseDone) {
 			return len(in), errCloseDone
 		}
 		c.fail(CloseCodeFor(err), err.Error())
-		return len(in), err
+		return len(in), nil
 	}
 	return n, nil
 }
@@ -237,8 +242,10 @@ func (c *Conn) Message(op Opcode, p []byte, _ bool) error {
 func (c *Conn) Control(op Opcode, p []byte) error {
 	switch op {
 	case OpPing:
-		c.pong = append(c.pong[:0], p...)
-		c.pongDue = true
+		// RFC 6455 §5.5.2-3: a pong with the ping's payload, for every ping.
+		if !c.closeSent {
+			c.ctl = AppendFrame(c.ctl, true, OpPong, p)
+		}
 	case OpClose:
 		code, reason, _ := ParseClose(p)
 		c.mu.Lock()
@@ -256,8 +263,7 @@ func (c *Conn) Control(op Opcode, p []byte) error {
 				reply = CloseNormal
 			}
 			c.closeSent = true
-			c.ctl = AppendClose(c.ctl[:0], reply, "")
-			c.t.Write(c.ctl)
+			c.ctl = AppendClose(c.ctl, reply, "")
 		}
 		return errCloseDone
 	}
@@ -265,13 +271,44 @@ func (c *Conn) Control(op Opcode, p []byte) error {
 }
 
 // fail sends a close frame with code and closes (loop).
+//
+// Messages that arrived complete before the bad frame are still the
+// application's: the close frame follows its answers to them (Autobahn's cases
+// 3.2 and 4.1.3 expect the echo first), or closeTimeout, whichever comes first.
 func (c *Conn) fail(code int, reason string) {
+	c.failed = true
 	c.mu.Lock()
 	c.setClose(code, reason)
+	if !c.closeSent {
+		c.failReq = AppendClose(nil, code, reason)
+	}
+	c.cond.Broadcast()
+	c.mu.Unlock()
+	time.AfterFunc(closeTimeout, func() {
+		c.closeExpired.Store(true)
+		c.t.Wake()
+	})
+	c.sendFail(false)
+}
+
+// sendFail writes the application's output and the failing close frame, and
+// closes, once the application caught up (or force). Loop only.
+func (c *Conn) sendFail(force bool) {
+	c.mu.Lock()
+	req := c.failReq
+	caughtUp := c.qhead == len(c.queue) && (c.failSeen || c.app.Handler == nil && !c.running)
+	if req == nil || !(caughtUp || force) {
+		c.mu.Unlock()
+		return
+	}
+	out := c.out
+	c.out, c.failReq, c.wantClose = nil, nil, true
+	c.cond.Broadcast()
 	c.mu.Unlock()
 	if !c.closeSent {
 		c.closeSent = true
-		c.t.Write(AppendClose(nil, code, reason))
+		c.t.Write(out)
+		c.t.Write(req)
 	}
 	c.t.Close()
 }
@@ -279,7 +316,12 @@ func (c *Conn) fail(code int, reason string) {
 // OnWake writes what the application queued (httpmsg.Proto; loop).
 func (c *Conn) OnWake() error {
 	if c.closeExpired.Load() {
+		c.sendFail(true)
 		c.t.Close() // the client never answered our close frame
+		return nil
+	}
+	if c.failed {
+		c.sendFail(false)
 		return nil
 	}
 	c.mu.Lock()
@@ -499,6 +541,10 @@ func (c *Conn) ReadMessage() (Opcode, []byte, error) {
 	}
 	for c.qhead == len(c.queue) {
 		switch {
+		case c.failReq != nil:
+			c.failSeen = true // the loop sends the close frame after our answers
+			c.t.Wake()
+			return 0, nil, ErrClosed
 		case c.peerErr != nil:
 			return 0, nil, c.peerErr
 		case c.gone || c.wantClose:
