@@ -56,7 +56,8 @@ type conn struct {
 
 	partialSince int64 // owned by the event loop: when the pending partial request began
 	wantClose    bool  // owned by the event loop: close after this callback's flush
-	paused       bool  // owned by the event loop: the fd is out of the poller (pause.go)
+	paused       bool  // owned by the event loop: the fd is not read (pause.go)
+	pausedW      bool  // owned by the event loop: paused, and in the poller for writing only
 	closing      bool  // owned by the event loop: close once gnet's output drained
 	lastOutbound int   // owned by the event loop: output pending after the last write
 	lastProgress int64 // owned by the event loop: when input was last consumed
@@ -130,7 +131,7 @@ func (c *conn) onTraffic() gnet.Action {
 		drained = c.dw.last - c.gc.OutboundBuffered() // before this callback's write
 	}
 	if len(c.out) > 0 {
-		c.resumeRead() // a paused fd is not in the poller: gnet could not wait to write
+		c.writablePause() // gnet must be able to wait for the socket to take the rest
 		c.writeOut()
 		if cap(c.out) > 1<<20 {
 			c.out = nil // do not pin a large buffer to an idle connection
@@ -327,7 +328,8 @@ func (c *conn) applyBackpressure() {
 	in := c.gc.InboundBuffered()
 	limit := c.eng.cfg.MaxBufferedInput
 	switch {
-	case !c.paused && in > limit && c.gc.OutboundBuffered() == 0:
+	case in > limit && (!c.paused || c.pausedW):
+		// pausedW: gnet may have re-armed reading while it flushed; pause again.
 		c.pauseRead()
 	case c.paused && in <= limit/2:
 		c.resumeRead()

@@ -90,32 +90,70 @@ func takeOutbound(gc gnet.Conn) (b []byte, ok bool) {
 	return b[:n], mb.IsEmpty()
 }
 
-// pauseRead stops reading c's socket (event loop only). Only called when gnet holds
-// no unsent output, so no write interest is lost.
+// pauseRead stops reading c's socket (event loop only). With output pending the
+// socket stays in the poller for writing only (pausedW), so gnet still flushes;
+// gnet re-arms reading itself whenever it buffers new output or has flushed it
+// all, so a write-only pause is applied again after every callback that finds the
+// input still over the limit (applyBackpressure): at most one read of gnet's
+// buffer size gets in between.
 func (c *conn) pauseRead() {
-	if c.paused {
+	if c.paused && !c.pausedW {
 		return
 	}
-	p, _ := pollHandles(c.gc)
+	p, pa := pollHandles(c.gc)
 	if p == nil {
 		return
 	}
-	if p.Delete(c.gc.Fd()) == nil {
-		c.paused = true
+	if !c.paused || c.pausedW {
+		if p.Delete(c.gc.Fd()) != nil {
+			return
+		}
+	}
+	c.paused, c.pausedW = true, false
+	if c.gc.OutboundBuffered() > 0 {
+		c.writeOnly(p, pa)
 	}
 }
 
-// resumeRead puts c's socket back in the poller (event loop only), with write
-// interest too when output is pending.
+// writeOnly registers a paused socket for writing only (gnet has output to send).
+func (c *conn) writeOnly(p *netpoll.Poller, pa *netpoll.PollAttachment) {
+	if p.AddWrite(pa, false) == nil {
+		c.pausedW = true
+		return
+	}
+	_ = p.AddReadWrite(pa, false) // could not pause without losing the write interest
+	c.paused = false
+}
+
+// writablePause is called before output is handed to gnet: a socket paused out of
+// the poller gets write interest back (gnet's Write re-registers it, and fails on a
+// socket the poller does not know), and stays paused for reading.
+func (c *conn) writablePause() {
+	if !c.paused || c.pausedW {
+		return
+	}
+	p, pa := pollHandles(c.gc)
+	c.writeOnly(p, pa)
+}
+
+// resumeRead puts c's socket back in the poller for reading (event loop only),
+// with write interest too when output is pending.
 func (c *conn) resumeRead() {
 	if !c.paused {
 		return
 	}
-	c.paused = false
+	w := c.pausedW
+	c.paused, c.pausedW = false, false
 	p, pa := pollHandles(c.gc)
-	if c.gc.OutboundBuffered() > 0 {
+	out := c.gc.OutboundBuffered() > 0
+	switch {
+	case w && out:
+		_ = p.ModReadWrite(pa, false)
+	case w:
+		_ = p.ModRead(pa, false)
+	case out:
 		_ = p.AddReadWrite(pa, false)
-		return
+	default:
+		_ = p.AddRead(pa, false)
 	}
-	_ = p.AddRead(pa, false)
 }
