@@ -505,19 +505,39 @@ func (c *Context) Written() bool { return c.written }
 // StatusCode is the status written (or set with Status so far).
 func (c *Context) StatusCode() int { return c.status }
 
-// Blob writes a complete response with the given content type and body.
+// Blob writes a complete response with the given content type (replacing one set
+// before; "" keeps it) and body.
 func (c *Context) Blob(code int, contentType string, b []byte) error {
 	if c.written {
 		return ErrResponseWritten
 	}
+	if contentType != "" {
+		c.SetHeader("Content-Type", contentType)
+	}
+	return c.blob(code, b)
+}
+
+// typed writes a complete response whose Content-Type is contentType unless the
+// handler set one (String, HTML and JSON keep it, as Gin's and Echo's do).
+func (c *Context) typed(code int, contentType string, b []byte) error {
+	if c.written {
+		return ErrResponseWritten
+	}
+	for i := range c.header {
+		if httpmsg.EqualFold(c.header[i].Name, "Content-Type") {
+			return c.blob(code, b)
+		}
+	}
+	c.header = append(c.header, httpmsg.Field{Name: "Content-Type", Value: contentType})
+	return c.blob(code, b)
+}
+
+func (c *Context) blob(code int, b []byte) error {
 	if code == 0 {
 		code = c.status
 		if code == 0 {
 			code = http.StatusOK
 		}
-	}
-	if contentType != "" {
-		c.SetHeader("Content-Type", contentType)
 	}
 	c.written = true
 	c.status = code
@@ -549,17 +569,18 @@ func (c *Context) Buffer() *bytes.Buffer {
 	return &c.ubuf
 }
 
-// String writes a text/plain response.
+// String writes a text/plain response (a Content-Type set before is kept).
 func (c *Context) String(code int, s string) error {
-	return c.Blob(code, "text/plain; charset=utf-8", bytesconv.S2B(s))
+	return c.typed(code, "text/plain; charset=utf-8", bytesconv.S2B(s))
 }
 
-// HTML writes a text/html response.
+// HTML writes a text/html response (a Content-Type set before is kept).
 func (c *Context) HTML(code int, s string) error {
-	return c.Blob(code, "text/html; charset=utf-8", bytesconv.S2B(s))
+	return c.typed(code, "text/html; charset=utf-8", bytesconv.S2B(s))
 }
 
-// JSON encodes v and writes it as application/json.
+// JSON encodes v and writes it as application/json (a Content-Type set before,
+// such as application/problem+json, is kept).
 func (c *Context) JSON(code int, v any) error {
 	c.touched |= tJSON
 	if c.jenc == nil {
@@ -572,7 +593,7 @@ func (c *Context) JSON(code int, v any) error {
 	}
 	b := c.jbuf.Bytes()
 	b = b[:len(b)-1] // Encode adds a newline
-	return c.Blob(code, "application/json", b)
+	return c.typed(code, "application/json", b)
 }
 
 // NoContent writes a response without a body.

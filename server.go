@@ -25,6 +25,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/celeris-dev/celeris/internal/bytesconv"
 	"github.com/celeris-dev/celeris/internal/engine"
 	"github.com/celeris-dev/celeris/internal/h1"
 	"github.com/celeris-dev/celeris/internal/h2"
@@ -327,7 +328,7 @@ func (s *Server) run(c *Context) {
 				// Headers set so far stay (a request id set by middleware is
 				// worth keeping); the body is replaced.
 				c.capture = 0
-				_ = c.String(http.StatusInternalServerError, http.StatusText(http.StatusInternalServerError))
+				_ = c.Blob(http.StatusInternalServerError, textPlain, bytesconv.S2B("Internal Server Error"))
 			}
 		}
 	}()
