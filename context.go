@@ -506,7 +506,10 @@ func (c *Context) Written() bool { return c.written }
 func (c *Context) StatusCode() int { return c.status }
 
 // Blob writes a complete response with the given content type (replacing one set
-// before; "" keeps it) and body.
+// before; "" keeps it) and body. Code 0 means the status set with Status, else 200.
+// A status outside 200-999 (1xx included) is a programmer error and panics, as
+// net/http's WriteHeader does; the server answers 500 and logs it once. String,
+// HTML, JSON and NoContent do the same.
 func (c *Context) Blob(code int, contentType string, b []byte) error {
 	if c.written {
 		return ErrResponseWritten
@@ -539,6 +542,7 @@ func (c *Context) blob(code int, b []byte) error {
 			code = http.StatusOK
 		}
 	}
+	checkFinalStatus(code)
 	c.written = true
 	c.status = code
 	c.bytes = int64(len(b))
@@ -612,10 +616,12 @@ func (c *Context) Redirect(code int, location string) error {
 
 // Stream starts a streamed response (chunked on HTTP/1.1, DATA frames on HTTP/2)
 // and returns a writer with Flush. The response ends when the handler returns.
+// A status outside 200-999 panics (see Blob).
 func (c *Context) Stream(code int, contentType string) (*StreamWriter, error) {
 	if c.written {
 		return nil, ErrResponseWritten
 	}
+	checkFinalStatus(code)
 	if contentType != "" {
 		c.SetHeader("Content-Type", contentType)
 	}

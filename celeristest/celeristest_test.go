@@ -3,6 +3,7 @@ package celeristest_test
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
@@ -164,4 +165,19 @@ func TestInvalidTargetPanics(t *testing.T) {
 		}
 	}()
 	celeristest.Run(func(c *celeris.Context) error { return nil }, celeristest.NewRequest("GET", "no-slash", nil))
+}
+
+// TestInvalidStatusAsOnTheWire: celeristest reports what a connection sends for
+// a status no final response may have: 500 (issue #17), not the code itself.
+func TestInvalidStatusAsOnTheWire(t *testing.T) {
+	s := celeris.New(celeris.Config{Logger: slog.New(slog.DiscardHandler)})
+	s.GET("/:code", func(c *celeris.Context) error {
+		code, _ := strconv.Atoi(c.Param("code"))
+		return c.String(code, "x")
+	})
+	for _, code := range []string{"42", "101", "1000"} {
+		if resp := celeristest.Do(s, celeristest.NewRequest("GET", "/"+code, nil)); resp.Status != 500 {
+			t.Errorf("String(%s): status %d, want 500", code, resp.Status)
+		}
+	}
 }
