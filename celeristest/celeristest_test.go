@@ -181,3 +181,24 @@ func TestInvalidStatusAsOnTheWire(t *testing.T) {
 		}
 	}
 }
+
+// TestHeaderValidationAsOnTheWire: a response field a connection drops (a value
+// with CR or LF, a name that is not a token) is dropped by celeristest too, so a
+// test never passes on a header that no client would receive.
+func TestHeaderValidationAsOnTheWire(t *testing.T) {
+	resp := celeristest.Run(func(c *celeris.Context) error {
+		c.SetHeader("X-Split", "a\r\nInjected: 1")
+		c.SetHeader("X-Nul", "a\x00b")
+		c.SetHeader("Bad Name", "v")
+		c.SetHeader("X-Ok", "fine")
+		return c.String(200, "ok")
+	}, celeristest.NewRequest("GET", "/", nil))
+	for _, name := range []string{"X-Split", "Injected", "X-Nul", "Bad Name"} {
+		if v, ok := resp.Header[name]; ok {
+			t.Errorf("header %q = %q: the wire drops it", name, v)
+		}
+	}
+	if resp.Header.Get("X-Ok") != "fine" {
+		t.Errorf("X-Ok = %q", resp.Header.Get("X-Ok"))
+	}
+}
