@@ -61,6 +61,7 @@ type Context struct {
 	pathOverride   string          // set by SetPath (Pre middleware) (tOverride)
 	ctx            context.Context // set by SetContext or Context (tCtx)
 	stream         StreamWriter    // the writer Stream returns (tStream)
+	bodyRd         bodyReader      // the reader BodyReader returns (tBody)
 }
 
 // Bits of Context.touched: which of the fields after hdrBuf a request set, so that
@@ -97,7 +98,7 @@ func (c *Context) reset() {
 	}
 	c.touched = 0
 	if t&tBody != 0 {
-		c.body, c.bodyErr = nil, nil
+		c.body, c.bodyErr, c.bodyRd.r = nil, nil, nil
 	}
 	if t&tJSON != 0 {
 		if c.jbuf.Cap() > 64<<10 {
@@ -384,7 +385,10 @@ func (c *Context) VisitHeaders(fn func(name, value string)) {
 	}
 }
 
-// Body returns the whole request body. Valid until the handler returns.
+// Body returns the whole request body. Valid until the handler returns. A body over
+// MaxRequestBodySize is a 413 *HTTPError; a malformed or incomplete one a 400
+// *HTTPError wrapping the protocol's error (errors.Is(err, ErrBodyAborted) holds
+// when the client went away).
 func (c *Context) Body() ([]byte, error) {
 	if c.req.BodyReader == nil {
 		return c.req.Body, nil
@@ -393,18 +397,23 @@ func (c *Context) Body() ([]byte, error) {
 		limit := c.server.cfg.MaxRequestBodySize
 		b, err := io.ReadAll(io.LimitReader(c.req.BodyReader, limit+1))
 		if err == nil && int64(len(b)) > limit {
-			err = NewHTTPError(http.StatusRequestEntityTooLarge, "request body too large")
+			err = errBodyTooLarge()
 		}
+		err = bodyError(err)
 		c.body, c.bodyErr = b, err
 		c.touched |= tBody
 	}
 	return c.body, c.bodyErr
 }
 
-// BodyReader returns the request body as a stream.
+// BodyReader returns the request body as a stream. A read error the client caused
+// is an *HTTPError (413 past MaxRequestBodySize, 400 for a malformed or incomplete
+// body) wrapping the protocol's error, as Body's is.
 func (c *Context) BodyReader() io.Reader {
 	if c.req.BodyReader != nil {
-		return c.req.BodyReader
+		c.bodyRd.r = c.req.BodyReader
+		c.touched |= tBody
+		return &c.bodyRd
 	}
 	return bytes.NewReader(c.req.Body)
 }

@@ -313,7 +313,12 @@ func (c *Conn) maybeFinish(s *stream) {
 	if !s.running && !s.buffering && !s.draining {
 		c.mu.Lock()
 		done := s.sh.done || s.inline
+		refused := s.sh.inErr == ErrBodyTooLarge
 		c.mu.Unlock()
+		if done && refused {
+			c.resetStream(s, frame.ErrCodeNo) // the body was refused: stop sending it
+			return
+		}
 		if done {
 			// The response is complete and the handler gone while the client still
 			// sends its body: the stream stays half-closed (local), discarding what
