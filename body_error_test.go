@@ -137,3 +137,38 @@ func TestMalformedChunkedReachesErrorHandler(t *testing.T) {
 		t.Fatalf("%d %q, want a 400 from the error handler", resp.StatusCode, body)
 	}
 }
+
+// TestRoutingErrorsReachErrorHandler: 404 and 405 reach the configured error
+// handler as *HTTPError, so a JSON API answers them in its own format; 405
+// keeps its Allow header.
+func TestRoutingErrorsReachErrorHandler(t *testing.T) {
+	_, addr := startServer(t, Config{ErrorHandler: jsonErrors}, func(s *Server) {
+		s.GET("/only-get", func(c *Context) error { return c.String(200, "ok") })
+	})
+	forEachProto(t, func(t *testing.T, cl *http.Client, proto string) {
+		for _, tt := range []struct {
+			method, path string
+			status       int
+		}{
+			{method: "GET", path: "/missing", status: 404},
+			{method: "DELETE", path: "/only-get", status: 405},
+		} {
+			req, _ := http.NewRequest(tt.method, "http://"+addr+tt.path, nil)
+			resp, err := cl.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got struct{ Status int }
+			derr := json.NewDecoder(resp.Body).Decode(&got)
+			resp.Body.Close()
+			if resp.StatusCode != tt.status || derr != nil || got.Status != tt.status ||
+				resp.Header.Get("Content-Type") != "application/json" {
+				t.Errorf("%s %s: %d %q %+v (%v), want %d from the error handler", tt.method, tt.path,
+					resp.StatusCode, resp.Header.Get("Content-Type"), got, derr, tt.status)
+			}
+			if tt.status == 405 && resp.Header.Get("Allow") == "" {
+				t.Errorf("405 without Allow")
+			}
+		}
+	})
+}

@@ -664,8 +664,10 @@ func (s *StreamWriter) Write(p []byte) (int, error) {
 func (c *Context) BytesWritten() int64 { return c.bytes }
 
 // Error hands err to the server's error handler now, so that middleware running
-// after it (a logger, metrics) sees the final status; the chain then returns nil.
-// It does nothing when err is nil or a response was already written.
+// after it (a logger, metrics) sees the final status. The server then does not
+// run the error handler again for this request, whether the chain returns err,
+// nil or another error. It does nothing when err is nil or a response was
+// already written.
 func (c *Context) Error(err error) {
 	if err == nil || c.written {
 		return

@@ -51,6 +51,16 @@ var (
 	ErrBodyAborted = h1.ErrBodyAborted
 )
 
+// Errors the router hands the error handler (as Echo's do). Compare them with
+// errors.Is or read their Code with errors.As; never modify them.
+var (
+	// ErrNotFound: no route matches the path (404), unless Server.NotFound is set.
+	ErrNotFound = &HTTPError{Code: http.StatusNotFound}
+	// ErrMethodNotAllowed: routes match the path for other methods only (405; the
+	// Allow header is set), unless Server.MethodNotAllowed is set.
+	ErrMethodNotAllowed = &HTTPError{Code: http.StatusMethodNotAllowed}
+)
+
 // ErrorHandler turns an error returned by a handler into a response.
 type ErrorHandler func(c *Context, err error)
 

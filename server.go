@@ -93,6 +93,7 @@ type Server struct {
 	methodNotAllowedFinal HandlerFunc
 	preFinal              HandlerFunc
 	frozen                bool
+	customErrors          bool // Config.ErrorHandler is the user's (it may block)
 	counters
 	refusalPanicked atomic.Bool // RefusalHeader panicked (logged once)
 
@@ -114,14 +115,16 @@ func New(cfg Config) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	customErrors := cfg.ErrorHandler != nil
 	if cfg.ErrorHandler == nil {
 		cfg.ErrorHandler = DefaultErrorHandler
 	}
 	s := &Server{
-		cfg:    cfg,
-		router: router.New[*Route](),
-		logger: cfg.Logger,
-		ready:  make(chan struct{}),
+		cfg:          cfg,
+		router:       router.New[*Route](),
+		logger:       cfg.Logger,
+		ready:        make(chan struct{}),
+		customErrors: customErrors,
 	}
 	s.h1cfg = h1.ServerConfig{
 		Limits: h1.Limits{
@@ -281,9 +284,10 @@ func (s *Server) Prepare(req *httpmsg.Request) bool {
 	if c.route != nil {
 		return c.route.inline
 	}
-	// The built-in 404 and 405 answers never block; user middleware around them
-	// might, so it runs on a worker like any route that is not Inline.
-	return len(s.use) == 0 && s.notFound == nil && s.methodNotAllowed == nil
+	// The built-in 404 and 405 answers (DefaultErrorHandler's) never block; user
+	// middleware or a user error handler might, so they run on a worker like any
+	// route that is not Inline.
+	return len(s.use) == 0 && s.notFound == nil && s.methodNotAllowed == nil && !s.customErrors
 }
 
 // lookup routes c's request.
@@ -338,7 +342,7 @@ func (s *Server) run(c *Context) {
 	} else {
 		err = s.dispatch(c)
 	}
-	if err != nil {
+	if err != nil && !c.errored { // Context.Error may have run it already
 		s.cfg.ErrorHandler(c, err)
 	}
 	if !c.written {
