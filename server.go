@@ -102,6 +102,9 @@ type Server struct {
 	started    bool
 	shutdown   bool // Shutdown was called
 	ready      chan struct{}
+
+	stopping chan struct{} // closed when Shutdown begins (ShuttingDown)
+	stopOnce sync.Once
 }
 
 // New returns a Server with cfg's defaults filled in.
@@ -124,6 +127,7 @@ func New(cfg Config) *Server {
 		router:       router.New[*Route](),
 		logger:       cfg.Logger,
 		ready:        make(chan struct{}),
+		stopping:     make(chan struct{}),
 		customErrors: customErrors,
 	}
 	s.h1cfg = h1.ServerConfig{
@@ -236,8 +240,10 @@ func (s *Server) Addr() net.Addr {
 // Shutdown stops accepting connections, lets in-flight requests finish (idle
 // connections close at once, busy ones after their response), then stops the
 // engine. When ctx ends first, remaining connections are closed and ctx's error
-// returned.
+// returned. It first closes ShuttingDown's channel, so that long-lived streams
+// (SSE, long polls) can end at once instead of holding Shutdown until ctx ends.
 func (s *Server) Shutdown(ctx context.Context) error {
+	s.stopOnce.Do(func() { close(s.stopping) }) // streams may end now (ShuttingDown)
 	s.mu.Lock()
 	eng := s.eng
 	s.shutdown = true // a Start that has not begun yet returns at once
