@@ -72,6 +72,14 @@ type Config struct {
 	// nothing else modifies. A panic in it leaves its fields out (logged once).
 	// [nil]
 	RefusalHeader func(status int) http.Header
+	// RefusalBody, when set, gives the body of the same answers, with its
+	// Content-Type, instead of the server's short text/plain reason: an API
+	// answers them in its own format too (a JSON problem document, say). It
+	// returns "" and nil to keep the server's body for a status. Same rules as
+	// RefusalHeader: concurrent, quick, never blocks, returns a slice nothing
+	// modifies; a panic keeps the server's body (logged once). On HTTP/2 a body
+	// larger than the peer's send window is left out. [nil]
+	RefusalBody func(status int) (contentType string, body []byte)
 }
 
 // Server is a Celeris HTTP server. Register routes, then Start.
@@ -95,7 +103,8 @@ type Server struct {
 	frozen                bool
 	customErrors          bool // Config.ErrorHandler is the user's (it may block)
 	counters
-	refusalPanicked atomic.Bool // RefusalHeader panicked (logged once)
+	refusalPanicked     atomic.Bool // RefusalHeader panicked (logged once)
+	refusalBodyPanicked atomic.Bool // RefusalBody panicked (logged once)
 
 	mu         sync.Mutex
 	freezeOnce sync.Once // ServeHTTP's first use
@@ -144,6 +153,9 @@ func New(cfg Config) *Server {
 	if cfg.RefusalHeader != nil {
 		s.h1cfg.RefusalFields = s.refusalFields
 	}
+	if cfg.RefusalBody != nil {
+		s.h1cfg.RefusalBody = s.refusalBody
+	}
 	s.ctxs.New = func() any {
 		c := &Context{server: s}
 		c.header = c.hdrBuf[:0]
@@ -156,6 +168,9 @@ func New(cfg Config) *Server {
 // and Content-Length are the server's (its refusals are text/plain); the protocol
 // writers drop the other fields they own.
 func (s *Server) refusalFields(status int) (fields []httpmsg.Field) {
+	if s.cfg.RefusalHeader == nil {
+		return nil
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			if !s.refusalPanicked.Swap(true) { // any client can cause refusals: log once
@@ -177,7 +192,11 @@ func (s *Server) refusalFields(status int) (fields []httpmsg.Field) {
 
 // refuseH2 is the answer to an HTTP/2 preface when h2c is disabled.
 func (s *Server) refuseH2() []byte {
-	return h1.AppendError(nil, &h1.Error{Status: http.StatusHTTPVersionNotSupported, Reason: "HTTP/2 is not enabled here"}, s.refusalFields(http.StatusHTTPVersionNotSupported))
+	const status = http.StatusHTTPVersionNotSupported
+	if ct, body := s.refusalBody(status); ct != "" || body != nil {
+		return h1.AppendErrorBody(nil, status, s.refusalFields(status), ct, body)
+	}
+	return h1.AppendError(nil, &h1.Error{Status: status, Reason: "HTTP/2 is not enabled here"}, s.refusalFields(status))
 }
 
 // Start listens on Config.Addr and serves until Shutdown. It returns

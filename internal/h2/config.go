@@ -42,6 +42,10 @@ type Config struct {
 	// 413, 431, and 503 when no worker takes a handler). It gets the status and
 	// runs on the event loop.
 	RefusalFields func(status int) []httpmsg.Field
+	// RefusalBody, when set, gives the Content-Type and body of the same answers
+	// ("" and nil: none, the default). A body larger than the stream's or the
+	// connection's send window is left out. It runs on the event loop.
+	RefusalBody func(status int) (contentType string, body []byte)
 	// StreamGauge, when set, counts the open streams of every connection using
 	// this Config (for metrics).
 	StreamGauge *atomic.Int64

@@ -229,7 +229,7 @@ func (c *Conn) startWorker(s *stream) {
 		c.mu.Lock()
 		s.sh.done = true
 		c.mu.Unlock()
-		c.respondError(s, 503, c.refusal(503))
+		c.respondRefusal(s, 503)
 		c.maybeFinish(s)
 	}
 }
