@@ -61,6 +61,7 @@ type Context struct {
 	pathOverride   string          // set by SetPath (Pre middleware) (tOverride)
 	ctx            context.Context // set by SetContext or Context (tCtx)
 	stream         StreamWriter    // the writer Stream returns (tStream)
+	bodyRd         bodyReader      // the reader BodyReader returns (tBody)
 }
 
 // Bits of Context.touched: which of the fields after hdrBuf a request set, so that
@@ -97,7 +98,7 @@ func (c *Context) reset() {
 	}
 	c.touched = 0
 	if t&tBody != 0 {
-		c.body, c.bodyErr = nil, nil
+		c.body, c.bodyErr, c.bodyRd.r = nil, nil, nil
 	}
 	if t&tJSON != 0 {
 		if c.jbuf.Cap() > 64<<10 {
@@ -384,7 +385,10 @@ func (c *Context) VisitHeaders(fn func(name, value string)) {
 	}
 }
 
-// Body returns the whole request body. Valid until the handler returns.
+// Body returns the whole request body. Valid until the handler returns. A body over
+// MaxRequestBodySize is a 413 *HTTPError; a malformed or incomplete one a 400
+// *HTTPError wrapping the protocol's error (errors.Is(err, ErrBodyAborted) holds
+// when the client went away).
 func (c *Context) Body() ([]byte, error) {
 	if c.req.BodyReader == nil {
 		return c.req.Body, nil
@@ -393,18 +397,23 @@ func (c *Context) Body() ([]byte, error) {
 		limit := c.server.cfg.MaxRequestBodySize
 		b, err := io.ReadAll(io.LimitReader(c.req.BodyReader, limit+1))
 		if err == nil && int64(len(b)) > limit {
-			err = NewHTTPError(http.StatusRequestEntityTooLarge, "request body too large")
+			err = errBodyTooLarge()
 		}
+		err = bodyError(err)
 		c.body, c.bodyErr = b, err
 		c.touched |= tBody
 	}
 	return c.body, c.bodyErr
 }
 
-// BodyReader returns the request body as a stream.
+// BodyReader returns the request body as a stream. A read error the client caused
+// is an *HTTPError (413 past MaxRequestBodySize, 400 for a malformed or incomplete
+// body) wrapping the protocol's error, as Body's is.
 func (c *Context) BodyReader() io.Reader {
 	if c.req.BodyReader != nil {
-		return c.req.BodyReader
+		c.bodyRd.r = c.req.BodyReader
+		c.touched |= tBody
+		return &c.bodyRd
 	}
 	return bytes.NewReader(c.req.Body)
 }
@@ -505,20 +514,44 @@ func (c *Context) Written() bool { return c.written }
 // StatusCode is the status written (or set with Status so far).
 func (c *Context) StatusCode() int { return c.status }
 
-// Blob writes a complete response with the given content type and body.
+// Blob writes a complete response with the given content type (replacing one set
+// before; "" keeps it) and body. Code 0 means the status set with Status, else 200.
+// A status outside 200-999 (1xx included) is a programmer error and panics, as
+// net/http's WriteHeader does; the server answers 500 and logs it once. String,
+// HTML, JSON and NoContent do the same.
 func (c *Context) Blob(code int, contentType string, b []byte) error {
 	if c.written {
 		return ErrResponseWritten
 	}
+	if contentType != "" {
+		c.SetHeader("Content-Type", contentType)
+	}
+	return c.blob(code, b)
+}
+
+// typed writes a complete response whose Content-Type is contentType unless the
+// handler set one (String, HTML and JSON keep it, as Gin's and Echo's do).
+func (c *Context) typed(code int, contentType string, b []byte) error {
+	if c.written {
+		return ErrResponseWritten
+	}
+	for i := range c.header {
+		if httpmsg.EqualFold(c.header[i].Name, "Content-Type") {
+			return c.blob(code, b)
+		}
+	}
+	c.header = append(c.header, httpmsg.Field{Name: "Content-Type", Value: contentType})
+	return c.blob(code, b)
+}
+
+func (c *Context) blob(code int, b []byte) error {
 	if code == 0 {
 		code = c.status
 		if code == 0 {
 			code = http.StatusOK
 		}
 	}
-	if contentType != "" {
-		c.SetHeader("Content-Type", contentType)
-	}
+	checkFinalStatus(code)
 	c.written = true
 	c.status = code
 	c.bytes = int64(len(b))
@@ -549,17 +582,18 @@ func (c *Context) Buffer() *bytes.Buffer {
 	return &c.ubuf
 }
 
-// String writes a text/plain response.
+// String writes a text/plain response (a Content-Type set before is kept).
 func (c *Context) String(code int, s string) error {
-	return c.Blob(code, "text/plain; charset=utf-8", bytesconv.S2B(s))
+	return c.typed(code, "text/plain; charset=utf-8", bytesconv.S2B(s))
 }
 
-// HTML writes a text/html response.
+// HTML writes a text/html response (a Content-Type set before is kept).
 func (c *Context) HTML(code int, s string) error {
-	return c.Blob(code, "text/html; charset=utf-8", bytesconv.S2B(s))
+	return c.typed(code, "text/html; charset=utf-8", bytesconv.S2B(s))
 }
 
-// JSON encodes v and writes it as application/json.
+// JSON encodes v and writes it as application/json (a Content-Type set before,
+// such as application/problem+json, is kept).
 func (c *Context) JSON(code int, v any) error {
 	c.touched |= tJSON
 	if c.jenc == nil {
@@ -572,7 +606,7 @@ func (c *Context) JSON(code int, v any) error {
 	}
 	b := c.jbuf.Bytes()
 	b = b[:len(b)-1] // Encode adds a newline
-	return c.Blob(code, "application/json", b)
+	return c.typed(code, "application/json", b)
 }
 
 // NoContent writes a response without a body.
@@ -591,10 +625,12 @@ func (c *Context) Redirect(code int, location string) error {
 
 // Stream starts a streamed response (chunked on HTTP/1.1, DATA frames on HTTP/2)
 // and returns a writer with Flush. The response ends when the handler returns.
+// A status outside 200-999 panics (see Blob).
 func (c *Context) Stream(code int, contentType string) (*StreamWriter, error) {
 	if c.written {
 		return nil, ErrResponseWritten
 	}
+	checkFinalStatus(code)
 	if contentType != "" {
 		c.SetHeader("Content-Type", contentType)
 	}
@@ -628,8 +664,10 @@ func (s *StreamWriter) Write(p []byte) (int, error) {
 func (c *Context) BytesWritten() int64 { return c.bytes }
 
 // Error hands err to the server's error handler now, so that middleware running
-// after it (a logger, metrics) sees the final status; the chain then returns nil.
-// It does nothing when err is nil or a response was already written.
+// after it (a logger, metrics) sees the final status. The server then does not
+// run the error handler again for this request, whether the chain returns err,
+// nil or another error. It does nothing when err is nil or a response was
+// already written.
 func (c *Context) Error(err error) {
 	if err == nil || c.written {
 		return

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/celeris-dev/celeris/internal/bytesconv"
 	"github.com/celeris-dev/celeris/internal/h1"
 )
 
@@ -50,6 +51,16 @@ var (
 	ErrBodyAborted = h1.ErrBodyAborted
 )
 
+// Errors the router hands the error handler (as Echo's do). Compare them with
+// errors.Is or read their Code with errors.As; never modify them.
+var (
+	// ErrNotFound: no route matches the path (404), unless Server.NotFound is set.
+	ErrNotFound = &HTTPError{Code: http.StatusNotFound}
+	// ErrMethodNotAllowed: routes match the path for other methods only (405; the
+	// Allow header is set), unless Server.MethodNotAllowed is set.
+	ErrMethodNotAllowed = &HTTPError{Code: http.StatusMethodNotAllowed}
+)
+
 // ErrorHandler turns an error returned by a handler into a response.
 type ErrorHandler func(c *Context, err error)
 
@@ -61,17 +72,21 @@ func DefaultErrorHandler(c *Context, err error) {
 	}
 	var he *HTTPError
 	if errors.As(err, &he) {
-		_ = c.String(he.Code, he.message())
+		_ = c.Blob(he.Code, textPlain, bytesconv.S2B(he.message()))
 		return
 	}
 	// Protocol errors met while reading a streamed body carry their status.
 	if code := errorStatus(err); code != http.StatusInternalServerError {
-		_ = c.String(code, http.StatusText(code))
+		_ = c.Blob(code, textPlain, bytesconv.S2B(http.StatusText(code)))
 		return
 	}
 	c.server.logger.Error("celeris: handler error", "method", c.Method(), "path", c.Path(), "error", err)
-	_ = c.String(http.StatusInternalServerError, http.StatusText(http.StatusInternalServerError))
+	_ = c.Blob(http.StatusInternalServerError, textPlain, bytesconv.S2B("Internal Server Error"))
 }
+
+// textPlain is the Content-Type of the server's own answers; it replaces one the
+// handler set for the answer it did not send.
+const textPlain = "text/plain; charset=utf-8"
 
 // errorStatus is the status DefaultErrorHandler answers err with: an *HTTPError's
 // code, the status of an error that carries one (StatusCode() int, e.g. a refused

@@ -187,7 +187,7 @@ func (c *Context) parseMultipartForm(maxMemory int64) (*multipart.Form, error) {
 		case errors.As(err, &he):
 			return nil, he
 		case errors.As(err, &sc):
-			return nil, err
+			return nil, bodyError(err)
 		case errors.Is(err, multipart.ErrMessageTooLarge):
 			return nil, &HTTPError{Code: http.StatusRequestEntityTooLarge, Message: "multipart form too large", Err: err}
 		default:

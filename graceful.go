@@ -12,7 +12,13 @@ import (
 
 // StartGraceful serves until SIGINT or SIGTERM, then shuts down gracefully: new
 // connections are refused, in-flight requests get up to timeout to finish. It
-// returns nil after a clean shutdown, or the error that stopped the server.
+// returns nil after a clean shutdown (so do not log.Fatal its result
+// unconditionally), context.DeadlineExceeded when requests were still running
+// at the timeout, or the error that stopped the server:
+//
+//	if err := s.StartGraceful(15 * time.Second); err != nil {
+//		log.Fatal(err)
+//	}
 func (s *Server) StartGraceful(timeout time.Duration) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -36,3 +42,31 @@ func (s *Server) StartGraceful(timeout time.Duration) error {
 	}
 	return serr
 }
+
+// ShuttingDown returns a channel that is closed when Shutdown begins (for
+// StartGraceful: when the signal arrives). Graceful shutdown waits for in-flight
+// requests; a stream that would never end by itself (Server-Sent Events, a long
+// poll) should watch this channel as well as the request's context and return,
+// so that shutdown completes at once instead of at its timeout:
+//
+//	for {
+//		select {
+//		case <-c.Context().Done(): // the client went away
+//			return nil
+//		case <-c.ShuttingDown(): // the server is stopping: the client reconnects later
+//			return nil
+//		case ev := <-updates:
+//			if err := sse.Send(ev); err != nil {
+//				return err
+//			}
+//		}
+//	}
+//
+// The request's context is not cancelled when shutdown begins (requests that
+// end by themselves, such as downloads, are allowed to finish), only when its
+// deadline passes.
+func (s *Server) ShuttingDown() <-chan struct{} { return s.stopping }
+
+// ShuttingDown is the server's ShuttingDown channel: closed when graceful
+// shutdown begins. See Server.ShuttingDown.
+func (c *Context) ShuttingDown() <-chan struct{} { return c.server.stopping }

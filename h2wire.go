@@ -28,6 +28,9 @@ func (s *Server) configureH2(ecfg *engine.Config) {
 	if s.cfg.RefusalHeader != nil {
 		s.h2cfg.RefusalFields = s.refusalFields
 	}
+	if s.cfg.RefusalBody != nil {
+		s.h2cfg.RefusalBody = s.refusalBody
+	}
 	s.h1cfg.EnableH2C = true
 	ecfg.NewH2 = func(c httpmsg.Conn) httpmsg.Proto {
 		p := h2.NewConn(c, s, s.pool, &s.h2cfg)

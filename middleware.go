@@ -37,11 +37,14 @@ func (s *Server) Pre(mw ...MiddlewareFunc) {
 	s.pre = append(s.pre, mw...)
 }
 
-// NotFound sets the handler for requests that match no route.
+// NotFound sets the handler for requests that match no route. Without one, such a
+// request's chain returns ErrNotFound, which the error handler answers (404).
 func (s *Server) NotFound(h HandlerFunc) { s.mustNotBeStarted("NotFound"); s.notFound = h }
 
 // MethodNotAllowed sets the handler for requests whose path matches routes of
-// other methods only. The Allow header is already set when it runs.
+// other methods only. The Allow header is already set when it runs. Without one,
+// such a request's chain returns ErrMethodNotAllowed, which the error handler
+// answers (405, Allow kept).
 func (s *Server) MethodNotAllowed(h HandlerFunc) {
 	s.mustNotBeStarted("MethodNotAllowed")
 	s.methodNotAllowed = h
@@ -169,16 +172,13 @@ func (s *Server) freeze() {
 	}
 	nf := s.notFound
 	if nf == nil {
-		nf = func(c *Context) error {
-			return c.String(http.StatusNotFound, http.StatusText(http.StatusNotFound))
-		}
+		// The error handler answers (one error format for every answer).
+		nf = func(*Context) error { return ErrNotFound }
 	}
 	s.notFoundFinal = chain(nf, s.use)
 	mna := s.methodNotAllowed
 	if mna == nil {
-		mna = func(c *Context) error {
-			return c.String(http.StatusMethodNotAllowed, http.StatusText(http.StatusMethodNotAllowed))
-		}
+		mna = func(*Context) error { return ErrMethodNotAllowed }
 	}
 	s.methodNotAllowedFinal = chain(mna, s.use)
 	if len(s.pre) > 0 {

@@ -25,6 +25,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/celeris-dev/celeris/internal/bytesconv"
 	"github.com/celeris-dev/celeris/internal/engine"
 	"github.com/celeris-dev/celeris/internal/h1"
 	"github.com/celeris-dev/celeris/internal/h2"
@@ -71,6 +72,14 @@ type Config struct {
 	// nothing else modifies. A panic in it leaves its fields out (logged once).
 	// [nil]
 	RefusalHeader func(status int) http.Header
+	// RefusalBody, when set, gives the body of the same answers, with its
+	// Content-Type, instead of the server's short text/plain reason: an API
+	// answers them in its own format too (a JSON problem document, say). It
+	// returns "" and nil to keep the server's body for a status. Same rules as
+	// RefusalHeader: concurrent, quick, never blocks, returns a slice nothing
+	// modifies; a panic keeps the server's body (logged once). On HTTP/2 a body
+	// larger than the peer's send window is left out. [nil]
+	RefusalBody func(status int) (contentType string, body []byte)
 }
 
 // Server is a Celeris HTTP server. Register routes, then Start.
@@ -92,14 +101,19 @@ type Server struct {
 	methodNotAllowedFinal HandlerFunc
 	preFinal              HandlerFunc
 	frozen                bool
+	customErrors          bool // Config.ErrorHandler is the user's (it may block)
 	counters
-	refusalPanicked atomic.Bool // RefusalHeader panicked (logged once)
+	refusalPanicked     atomic.Bool // RefusalHeader panicked (logged once)
+	refusalBodyPanicked atomic.Bool // RefusalBody panicked (logged once)
 
 	mu         sync.Mutex
 	freezeOnce sync.Once // ServeHTTP's first use
 	started    bool
 	shutdown   bool // Shutdown was called
 	ready      chan struct{}
+
+	stopping chan struct{} // closed when Shutdown begins (ShuttingDown)
+	stopOnce sync.Once
 }
 
 // New returns a Server with cfg's defaults filled in.
@@ -113,14 +127,17 @@ func New(cfg Config) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	customErrors := cfg.ErrorHandler != nil
 	if cfg.ErrorHandler == nil {
 		cfg.ErrorHandler = DefaultErrorHandler
 	}
 	s := &Server{
-		cfg:    cfg,
-		router: router.New[*Route](),
-		logger: cfg.Logger,
-		ready:  make(chan struct{}),
+		cfg:          cfg,
+		router:       router.New[*Route](),
+		logger:       cfg.Logger,
+		ready:        make(chan struct{}),
+		stopping:     make(chan struct{}),
+		customErrors: customErrors,
 	}
 	s.h1cfg = h1.ServerConfig{
 		Limits: h1.Limits{
@@ -136,6 +153,9 @@ func New(cfg Config) *Server {
 	if cfg.RefusalHeader != nil {
 		s.h1cfg.RefusalFields = s.refusalFields
 	}
+	if cfg.RefusalBody != nil {
+		s.h1cfg.RefusalBody = s.refusalBody
+	}
 	s.ctxs.New = func() any {
 		c := &Context{server: s}
 		c.header = c.hdrBuf[:0]
@@ -148,6 +168,9 @@ func New(cfg Config) *Server {
 // and Content-Length are the server's (its refusals are text/plain); the protocol
 // writers drop the other fields they own.
 func (s *Server) refusalFields(status int) (fields []httpmsg.Field) {
+	if s.cfg.RefusalHeader == nil {
+		return nil
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			if !s.refusalPanicked.Swap(true) { // any client can cause refusals: log once
@@ -169,7 +192,11 @@ func (s *Server) refusalFields(status int) (fields []httpmsg.Field) {
 
 // refuseH2 is the answer to an HTTP/2 preface when h2c is disabled.
 func (s *Server) refuseH2() []byte {
-	return h1.AppendError(nil, &h1.Error{Status: http.StatusHTTPVersionNotSupported, Reason: "HTTP/2 is not enabled here"}, s.refusalFields(http.StatusHTTPVersionNotSupported))
+	const status = http.StatusHTTPVersionNotSupported
+	if ct, body := s.refusalBody(status); ct != "" || body != nil {
+		return h1.AppendErrorBody(nil, status, s.refusalFields(status), ct, body)
+	}
+	return h1.AppendError(nil, &h1.Error{Status: status, Reason: "HTTP/2 is not enabled here"}, s.refusalFields(status))
 }
 
 // Start listens on Config.Addr and serves until Shutdown. It returns
@@ -232,8 +259,10 @@ func (s *Server) Addr() net.Addr {
 // Shutdown stops accepting connections, lets in-flight requests finish (idle
 // connections close at once, busy ones after their response), then stops the
 // engine. When ctx ends first, remaining connections are closed and ctx's error
-// returned.
+// returned. It first closes ShuttingDown's channel, so that long-lived streams
+// (SSE, long polls) can end at once instead of holding Shutdown until ctx ends.
 func (s *Server) Shutdown(ctx context.Context) error {
+	s.stopOnce.Do(func() { close(s.stopping) }) // streams may end now (ShuttingDown)
 	s.mu.Lock()
 	eng := s.eng
 	s.shutdown = true // a Start that has not begun yet returns at once
@@ -280,9 +309,10 @@ func (s *Server) Prepare(req *httpmsg.Request) bool {
 	if c.route != nil {
 		return c.route.inline
 	}
-	// The built-in 404 and 405 answers never block; user middleware around them
-	// might, so it runs on a worker like any route that is not Inline.
-	return len(s.use) == 0 && s.notFound == nil && s.methodNotAllowed == nil
+	// The built-in 404 and 405 answers (DefaultErrorHandler's) never block; user
+	// middleware or a user error handler might, so they run on a worker like any
+	// route that is not Inline.
+	return len(s.use) == 0 && s.notFound == nil && s.methodNotAllowed == nil && !s.customErrors
 }
 
 // lookup routes c's request.
@@ -327,7 +357,7 @@ func (s *Server) run(c *Context) {
 				// Headers set so far stay (a request id set by middleware is
 				// worth keeping); the body is replaced.
 				c.capture = 0
-				_ = c.String(http.StatusInternalServerError, http.StatusText(http.StatusInternalServerError))
+				_ = c.Blob(http.StatusInternalServerError, textPlain, bytesconv.S2B("Internal Server Error"))
 			}
 		}
 	}()
@@ -337,7 +367,7 @@ func (s *Server) run(c *Context) {
 	} else {
 		err = s.dispatch(c)
 	}
-	if err != nil {
+	if err != nil && !c.errored { // Context.Error may have run it already
 		s.cfg.ErrorHandler(c, err)
 	}
 	if !c.written {

@@ -240,8 +240,14 @@ func (w *recorder) start(status int, header []httpmsg.Field) error {
 	return nil
 }
 
+// addFields copies the fields a connection would send: those whose name is not a
+// token or whose value holds CR, LF or NUL are dropped, as the HTTP/1.1 and HTTP/2
+// writers drop them.
 func addFields(h http.Header, fields []httpmsg.Field) {
 	for _, f := range fields {
+		if !httpmsg.ValidResponseField(f.Name, f.Value) {
+			continue
+		}
 		k := textproto.CanonicalMIMEHeaderKey(strings.Clone(f.Name))
 		switch k {
 		case "Content-Length", "Transfer-Encoding", "Connection", "Date":

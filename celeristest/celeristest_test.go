@@ -3,6 +3,7 @@ package celeristest_test
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
@@ -164,4 +165,40 @@ func TestInvalidTargetPanics(t *testing.T) {
 		}
 	}()
 	celeristest.Run(func(c *celeris.Context) error { return nil }, celeristest.NewRequest("GET", "no-slash", nil))
+}
+
+// TestInvalidStatusAsOnTheWire: celeristest reports what a connection sends for
+// a status no final response may have: 500 (issue #17), not the code itself.
+func TestInvalidStatusAsOnTheWire(t *testing.T) {
+	s := celeris.New(celeris.Config{Logger: slog.New(slog.DiscardHandler)})
+	s.GET("/:code", func(c *celeris.Context) error {
+		code, _ := strconv.Atoi(c.Param("code"))
+		return c.String(code, "x")
+	})
+	for _, code := range []string{"42", "101", "1000"} {
+		if resp := celeristest.Do(s, celeristest.NewRequest("GET", "/"+code, nil)); resp.Status != 500 {
+			t.Errorf("String(%s): status %d, want 500", code, resp.Status)
+		}
+	}
+}
+
+// TestHeaderValidationAsOnTheWire: a response field a connection drops (a value
+// with CR or LF, a name that is not a token) is dropped by celeristest too, so a
+// test never passes on a header that no client would receive.
+func TestHeaderValidationAsOnTheWire(t *testing.T) {
+	resp := celeristest.Run(func(c *celeris.Context) error {
+		c.SetHeader("X-Split", "a\r\nInjected: 1")
+		c.SetHeader("X-Nul", "a\x00b")
+		c.SetHeader("Bad Name", "v")
+		c.SetHeader("X-Ok", "fine")
+		return c.String(200, "ok")
+	}, celeristest.NewRequest("GET", "/", nil))
+	for _, name := range []string{"X-Split", "Injected", "X-Nul", "Bad Name"} {
+		if v, ok := resp.Header[name]; ok {
+			t.Errorf("header %q = %q: the wire drops it", name, v)
+		}
+	}
+	if resp.Header.Get("X-Ok") != "fine" {
+		t.Errorf("X-Ok = %q", resp.Header.Get("X-Ok"))
+	}
 }

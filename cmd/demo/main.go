@@ -190,6 +190,8 @@ func register(s *celeris.Server, inline, gzip bool) {
 				select {
 				case <-c.Context().Done():
 					return nil
+				case <-c.ShuttingDown(): // graceful shutdown need not wait for the stream
+					return nil
 				case <-time.After(100 * time.Millisecond):
 				}
 			}

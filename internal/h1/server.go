@@ -31,6 +31,10 @@ type ServerConfig struct {
 	// 413, 414, 417, 431, 501, 505) and 503 when no worker takes a batch. It gets
 	// the status and runs on the event loop.
 	RefusalFields func(status int) []httpmsg.Field
+	// RefusalBody, when set, gives the Content-Type and body of the same answers
+	// instead of the short text/plain reason ("" and nil: keep it). It runs on the
+	// event loop.
+	RefusalBody func(status int) (contentType string, body []byte)
 	// Active, when set, counts the requests a worker holds: a batch adds its
 	// length when it starts and subtracts it when it ends, and its requests are
 	// marked Counted. (Inline requests are the Handler's to count.)
@@ -356,9 +360,21 @@ func (cn *Conn) fail(err error) error {
 	if !errors.As(err, &e) {
 		e = &Error{Status: 400, Reason: "bad request"}
 	}
-	cn.c.Write(AppendError(nil, e, cn.refusalFields(e.Status)))
+	cn.c.Write(cn.appendRefusal(nil, e))
 	cn.closing = true
 	return err
+}
+
+// appendRefusal appends the answer refusing a request for e, with the configured
+// fields and body.
+func (cn *Conn) appendRefusal(dst []byte, e *Error) []byte {
+	fields := cn.refusalFields(e.Status)
+	if f := cn.cfg.RefusalBody; f != nil {
+		if ct, body := f(e.Status); ct != "" || body != nil {
+			return AppendErrorBody(dst, e.Status, fields, ct, body)
+		}
+	}
+	return AppendError(dst, e, fields)
 }
 
 // refusalFields returns the configured extra fields of an answer of this layer.
@@ -430,7 +446,13 @@ func (cn *Conn) submit() {
 		for _, ex := range cn.batch {
 			ex.out = &cn.inline
 			ex.keepAlive = false
-			_ = ex.WriteResponse(503, append([]httpmsg.Field{{Name: "Content-Type", Value: "text/plain; charset=utf-8"}}, cn.refusalFields(503)...), []byte("server busy"))
+			ct, body := "text/plain; charset=utf-8", []byte("server busy")
+			if f := cn.cfg.RefusalBody; f != nil {
+				if t, b := f(503); t != "" || b != nil {
+					ct, body = t, b
+				}
+			}
+			_ = ex.WriteResponse(503, append([]httpmsg.Field{{Name: "Content-Type", Value: ct}}, cn.refusalFields(503)...), body)
 		}
 		cn.c.Write(cn.inline)
 		cn.inline = cn.inline[:0]

@@ -8,7 +8,7 @@ import (
 
 // Status lines "HTTP/1.1 <code> <reason>\r\n" for codes 100-599 are encoded once, at
 // init, into one array; statusLine[code] views it. Reasons are net/http's (the IANA
-// registry); a code without one gets "Unknown".
+// registry, with RFC 9110's name for 413); a code without one gets "Unknown".
 var (
 	statusLine   [600][]byte
 	statusReason [600]string
@@ -19,6 +19,9 @@ func init() {
 	var start [600]int
 	for code := 100; code < 600; code++ {
 		text := http.StatusText(code)
+		if code == http.StatusRequestEntityTooLarge {
+			text = "Content Too Large" // RFC 9110 §15.5.14 (net/http keeps the old name)
+		}
 		if text == "" {
 			text = "Unknown"
 		}

@@ -249,13 +249,25 @@ func AppendError(dst []byte, e *Error, fields []httpmsg.Field) []byte {
 	if e != nil {
 		status, reason = e.Status, e.Reason
 	}
+	return AppendErrorBody(dst, status, fields, "text/plain; charset=utf-8", bytesconv.S2B(reason))
+}
+
+// AppendErrorBody is AppendError with the given Content-Type and body (a
+// Config.RefusalBody's). A content type that is empty or not a valid field value
+// is left out.
+func AppendErrorBody(dst []byte, status int, fields []httpmsg.Field, contentType string, body []byte) []byte {
 	dst = AppendStatusLine(dst, status)
 	dst = append(dst, "Date: "...)
 	dst = append(dst, bytesconv.Date()...)
 	dst = append(dst, "\r\n"...)
 	dst = appendFields(dst, fields, false, nil)
-	dst = append(dst, "Content-Type: text/plain; charset=utf-8\r\nContent-Length: "...)
-	dst = bytesconv.AppendUint(dst, uint64(len(reason)))
+	if contentType != "" && validFieldValue(contentType) {
+		dst = append(dst, "Content-Type: "...)
+		dst = append(dst, contentType...)
+		dst = append(dst, "\r\n"...)
+	}
+	dst = append(dst, "Content-Length: "...)
+	dst = bytesconv.AppendUint(dst, uint64(len(body)))
 	dst = append(dst, "\r\nConnection: close\r\n\r\n"...)
-	return append(dst, reason...)
+	return append(dst, body...)
 }

@@ -182,6 +182,9 @@ func TestStatusText(t *testing.T) {
 		if want == "" {
 			want = "Unknown"
 		}
+		if code == 413 {
+			want = "Content Too Large"
+		}
 		if got := StatusText(code); got != want {
 			t.Fatalf("StatusText(%d) = %q, want %q", code, got, want)
 		}
@@ -352,5 +355,12 @@ func TestValidFieldValue(t *testing.T) {
 		if got := validFieldValue(string(base[:n])); !got {
 			t.Fatalf("validFieldValue(%q) = false", base[:n])
 		}
+	}
+}
+
+// TestStatus413ReasonPhrase: RFC 9110 §15.5.14 renamed 413 "Content Too Large".
+func TestStatus413ReasonPhrase(t *testing.T) {
+	if got := string(AppendStatusLine(nil, 413)); got != "HTTP/1.1 413 Content Too Large\r\n" {
+		t.Fatalf("status line %q", got)
 	}
 }

@@ -29,8 +29,9 @@ type Config struct {
 	// content-length above it, or a buffered (inline-route) body growing past it,
 	// is answered 413 without running the handler, followed by RST_STREAM NO_ERROR
 	// when the client was still sending. A streamed body (worker route) growing past
-	// it makes the body reader fail with ErrBodyTooLarge and the stream is reset
-	// with CANCEL (the handler may already have answered).
+	// it makes the body reader fail with ErrBodyTooLarge; the handler answers (the
+	// framework: 413), and the stream is then reset with NO_ERROR if the client is
+	// still sending.
 	MaxRequestBodySize int64
 	// MaxHandlersPerConn bounds the handlers of one connection running on workers
 	// at once; further requests wait on the loop (they still count as open streams).
@@ -42,6 +43,10 @@ type Config struct {
 	// 413, 431, and 503 when no worker takes a handler). It gets the status and
 	// runs on the event loop.
 	RefusalFields func(status int) []httpmsg.Field
+	// RefusalBody, when set, gives the Content-Type and body of the same answers
+	// ("" and nil: none, the default). A body larger than the stream's or the
+	// connection's send window is left out. It runs on the event loop.
+	RefusalBody func(status int) (contentType string, body []byte)
 	// StreamGauge, when set, counts the open streams of every connection using
 	// this Config (for metrics).
 	StreamGauge *atomic.Int64

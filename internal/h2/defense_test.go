@@ -222,21 +222,28 @@ func TestBodyLimits(t *testing.T) {
 	}
 	hs.expectRST(3, frame.ErrCodeNo)
 
-	// Streamed (worker) body growing too large: the reader fails, the stream is
-	// reset with CANCEL.
+	// Streamed (worker) body growing too large: the reader fails, the handler
+	// answers 413, then the stream is reset with NO_ERROR (RFC 9113 §8.1), not
+	// CANCEL: the answer is the handler's (issue #17).
 	readErr := make(chan error, 1)
 	h := handlerFunc{serve: func(r *httpmsg.Request, w httpmsg.ResponseWriter) {
 		_, err := io.ReadAll(r.BodyReader)
 		readErr <- err
+		_ = w.WriteResponse(413, nil, []byte("too large"))
 	}}
 	hs = newHarness(t, h, cfg)
 	hs.handshake()
 	hs.send(frame.AppendHeaders(nil, 1, false, true, hs.post("/")))
 	hs.send(frame.AppendData(nil, 1, false, make([]byte, 1500)))
-	hs.expectRST(1, frame.ErrCodeCancel)
 	if err := <-readErr; err != ErrBodyTooLarge {
 		t.Fatalf("reader error %v", err)
 	}
+	f = hs.expect(frame.TypeHeaders, 1)
+	if fields, _ := hs.dec.DecodeFull(f.Data); fields[0].Value != "413" {
+		t.Fatal(fields)
+	}
+	hs.expect(frame.TypeData, 1)
+	hs.expectRST(1, frame.ErrCodeNo)
 }
 
 // TestWriteBackpressure: a worker's Write blocks while the client grants no

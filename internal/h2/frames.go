@@ -326,7 +326,14 @@ func (c *Conn) badLength(s *stream, reason string) {
 	c.malformedRequest(s, reason)
 }
 
-// bodyTooLarge handles a body growing past MaxRequestBodySize (see Config).
+// bodyTooLarge handles a body growing past MaxRequestBodySize (see Config). A
+// streamed body's reader fails with ErrBodyTooLarge, so the handler answers (413,
+// through the framework's error handler); what arrives meanwhile is discarded
+// without granting the stream window back, so the client stalls within one
+// window, and maybeFinish asks it to stop with RST_STREAM NO_ERROR once the
+// answer is complete (RFC 9113 §8.1), as for a refused buffered body. The handler
+// runs to completion, so this reset does not count as an abandoned stream
+// (MadeYouReset's budget).
 func (c *Conn) bodyTooLarge(s *stream) {
 	if s.buffering {
 		s.buffering = false
@@ -334,12 +341,11 @@ func (c *Conn) bodyTooLarge(s *stream) {
 		return
 	}
 	c.mu.Lock()
-	s.sh.inErr = ErrBodyTooLarge
-	s.cond.Broadcast()
-	c.mu.Unlock()
-	if err := c.resetForPeer(s, frame.ErrCodeCancel); err != nil {
-		c.handleError(err)
+	if s.sh.inErr == nil {
+		s.sh.inErr = ErrBodyTooLarge // after the bytes already delivered
+		s.cond.Broadcast()
 	}
+	c.mu.Unlock()
 }
 
 // grantStreamCredit returns released receive window of s once half of it is

@@ -488,7 +488,7 @@ func (c *Conn) malformedRequest(s *stream, reason string) {
 	}
 	c.mu.Unlock()
 	if answer {
-		c.writeHeaders(s, 400, c.refusal(400), -1, false)
+		c.writeRefusal(s, 400, c.refusal(400), -1, false)
 	}
 	if err := c.resetForPeer(s, frame.ErrCodeProtocol); err != nil {
 		c.handleError(err)

@@ -221,11 +221,45 @@ func (c *Conn) refusal(status int) []httpmsg.Field {
 	return nil
 }
 
-// rejectRequest answers a request the handler never sees with an empty error
-// response, then closes the stream; a client still sending is asked to stop with
-// RST_STREAM NO_ERROR (RFC 9113 §8.1).
+// respondRefusal is respondError for a request no handler saw: the head carries
+// Config.RefusalFields, and the body is Config.RefusalBody's (see writeRefusal).
+func (c *Conn) respondRefusal(s *stream, status int) {
+	if s.closed || s.hdrSent {
+		return
+	}
+	c.mu.Lock()
+	s.sh.status = status
+	s.sh.ended = true
+	c.mu.Unlock()
+	c.writeRefusal(s, status, c.refusal(status), 0, true)
+}
+
+// writeRefusal writes the head of a refusal with fields and, when
+// Config.RefusalBody gives one that fits the send windows, its body with its
+// content-type; otherwise the head alone, with length (-1: no content-length).
+// end sets END_STREAM on the last frame.
+func (c *Conn) writeRefusal(s *stream, status int, fields []httpmsg.Field, length int64, end bool) {
+	var ct string
+	var body []byte
+	if f := c.cfg.RefusalBody; f != nil && !s.isHead {
+		ct, body = f(status)
+	}
+	if len(body) == 0 || int64(len(body)) > min(s.sendWindow, c.sendWindow) {
+		c.writeHeaders(s, status, fields, length, end)
+		return
+	}
+	if ct != "" && validResponseField("", ct) {
+		fields = append(fields[:len(fields):len(fields)], httpmsg.Field{Name: "content-type", Value: ct})
+	}
+	c.writeHeaders(s, status, fields, int64(len(body)), false)
+	c.sendData(s, body, end)
+}
+
+// rejectRequest answers a request the handler never sees with an error response
+// (empty, or Config.RefusalBody's), then closes the stream; a client still
+// sending is asked to stop with RST_STREAM NO_ERROR (RFC 9113 §8.1).
 func (c *Conn) rejectRequest(s *stream, status int) {
-	c.respondError(s, status, c.refusal(status))
+	c.respondRefusal(s, status)
 	if s.remoteDone {
 		c.closeStream(s, closedNormally)
 		return

@@ -235,7 +235,7 @@ func (c *Conn) startWorker(s *stream) {
 		c.mu.Lock()
 		s.sh.done = true
 		c.mu.Unlock()
-		c.respondError(s, 503, c.refusal(503))
+		c.respondRefusal(s, 503)
 		c.maybeFinish(s)
 	}
 }
@@ -319,7 +319,12 @@ func (c *Conn) maybeFinish(s *stream) {
 	if !s.running && !s.buffering && !s.draining {
 		c.mu.Lock()
 		done := s.sh.done || s.inline
+		refused := s.sh.inErr == ErrBodyTooLarge
 		c.mu.Unlock()
+		if done && refused {
+			c.resetStream(s, frame.ErrCodeNo) // the body was refused: stop sending it
+			return
+		}
 		if done {
 			// The response is complete and the handler gone while the client still
 			// sends its body: the stream stays half-closed (local), discarding what

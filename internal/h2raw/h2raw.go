@@ -17,18 +17,29 @@ import (
 // Get sends GET path with extra fields to addr and returns the response's
 // header fields by name (":status" among them). It gives up after 10 s.
 func Get(addr, path string, extra ...hpack.HeaderField) (map[string]string, error) {
+	fields, _, err := get(addr, path, false, extra)
+	return fields, err
+}
+
+// GetBody is Get that also returns the response body: the DATA of stream 1 until
+// END_STREAM or RST_STREAM.
+func GetBody(addr, path string, extra ...hpack.HeaderField) (map[string]string, []byte, error) {
+	return get(addr, path, true, extra)
+}
+
+func get(addr, path string, withBody bool, extra []hpack.HeaderField) (map[string]string, []byte, error) {
 	nc, err := net.Dial("tcp", addr)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer nc.Close()
 	_ = nc.SetDeadline(time.Now().Add(10 * time.Second))
 	if _, err := io.WriteString(nc, http2.ClientPreface); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	fr := http2.NewFramer(nc, nc)
 	if err := fr.WriteSettings(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var block bytes.Buffer
 	enc := hpack.NewEncoder(&block)
@@ -39,13 +50,15 @@ func Get(addr, path string, extra ...hpack.HeaderField) (map[string]string, erro
 		_ = enc.WriteField(f)
 	}
 	if err := fr.WriteHeaders(http2.HeadersFrameParam{StreamID: 1, BlockFragment: block.Bytes(), EndStream: true, EndHeaders: true}); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	dec := hpack.NewDecoder(4096, nil)
+	var fields map[string]string
+	var body []byte
 	for {
 		f, err := fr.ReadFrame()
 		if err != nil {
-			return nil, err
+			return fields, body, err
 		}
 		switch f := f.(type) {
 		case *http2.SettingsFrame:
@@ -58,15 +71,28 @@ func Get(addr, path string, extra ...hpack.HeaderField) (map[string]string, erro
 			}
 			hf, err := dec.DecodeFull(f.HeaderBlockFragment())
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
-			fields := map[string]string{}
+			fields = map[string]string{}
 			for _, h := range hf {
 				fields[h.Name] = h.Value
 			}
-			return fields, nil
+			if !withBody || f.StreamEnded() {
+				return fields, nil, nil
+			}
+		case *http2.DataFrame:
+			if f.StreamID == 1 {
+				body = append(body, f.Data()...)
+				if f.StreamEnded() {
+					return fields, body, nil
+				}
+			}
+		case *http2.RSTStreamFrame:
+			if f.StreamID == 1 {
+				return fields, body, nil
+			}
 		case *http2.GoAwayFrame:
-			return nil, fmt.Errorf("GOAWAY %v", f.ErrCode)
+			return fields, body, fmt.Errorf("GOAWAY %v", f.ErrCode)
 		}
 	}
 }

@@ -26,11 +26,17 @@ type token struct {
 //   - it must start with '/';
 //   - ':' and '*' are special only at the start of a segment and are forbidden
 //     elsewhere ("/a:b", "/:a:b", "/files*"), so a pattern never means two things;
-//   - a parameter name is non-empty and unique within the pattern;
+//   - a parameter name is non-empty, made of letters, digits and '_', and unique
+//     within the pattern (":b?" or ":id<re>" is not a parameter named so);
+//   - '{' and '}' are forbidden: "/users/{id}" (net/http, chi) would otherwise
+//     register a literal path;
 //   - a wildcard is the last segment.
 func parsePattern(pattern string) (toks []token, reason string) {
 	if pattern == "" || pattern[0] != '/' {
 		return nil, "pattern must start with '/'"
+	}
+	if strings.ContainsAny(pattern, "{}") {
+		return nil, "'{' and '}' are not pattern syntax: " + syntaxHint
 	}
 	start := 0 // start of the current static chunk
 	for i := 1; i < len(pattern); {
@@ -54,6 +60,8 @@ func parsePattern(pattern string) (toks []token, reason string) {
 			return nil, "empty parameter name"
 		case strings.ContainsAny(name, ":*"):
 			return nil, "':' and '*' must start a path segment"
+		case !validParamName(name):
+			return nil, "invalid parameter name " + name + " (letters, digits and '_'): " + syntaxHint
 		case c == '*' && end != len(pattern):
 			return nil, "wildcard *" + name + " must be the last segment"
 		}
@@ -73,6 +81,20 @@ func parsePattern(pattern string) (toks []token, reason string) {
 		toks = append(toks, token{kind: tokStatic, text: pattern[start:]})
 	}
 	return toks, ""
+}
+
+// syntaxHint names the supported syntax in the panics of malformed patterns.
+const syntaxHint = "use :name for a parameter (one segment) and *name for the rest of the path, e.g. /users/:id, /static/*filepath"
+
+// validParamName reports whether name is letters, digits and '_' only.
+func validParamName(name string) bool {
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
 }
 
 // validMethod reports whether m is an HTTP method token (RFC 9110 §9.1:

@@ -9,8 +9,10 @@
 // "*name" (the rest of the path, possibly empty: "/static/*filepath" matches
 // "/static/" with filepath "" and "/static/a/b.css" with filepath "a/b.css"). ':' and
 // '*' are special only at the start of a segment and are rejected anywhere else
-// ("/a:b" panics), so a pattern can never mean two things. Paths are matched as given:
-// no cleaning, no trailing-slash redirect, "/a" and "/a/" are distinct.
+// ("/a:b" panics), so a pattern can never mean two things. Parameter names are
+// letters, digits and '_'; '{' and '}' panic (other routers' "/users/{id}" is not a
+// literal here). Paths are matched as given: no cleaning, no trailing-slash
+// redirect, "/a" and "/a/" are distinct.
 //
 // # The tree
 //

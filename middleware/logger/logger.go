@@ -1,15 +1,15 @@
 // Package logger writes one log/slog record per request.
 //
 // Each record, with message "request", holds: method, path, status, latency and,
-// when known, the request id (the string stored under "request_id" by
-// middleware/requestid, or else the X-Request-ID response header) and the error the
-// handler returned. The number of body bytes written is not known to middleware
-// (the Context does not expose it), so it is omitted.
+// bytes (the response body bytes written, celeris.Context.BytesWritten: the
+// uncompressed size when compression runs outside the logger) and, when known, the
+// request id (the string stored under "request_id" by middleware/requestid, or else
+// the X-Request-ID response header) and the error the handler returned.
 //
-// Status: the record is written when the chain returns, before the server's error
-// handler runs. When the handler returned an error and wrote nothing, the status is
-// the error's *celeris.HTTPError code, or 500 for any other error, which is what
-// celeris.DefaultErrorHandler answers; a custom error handler may answer otherwise.
+// Status: the record holds the status the client got. When the chain returns an
+// error and nothing was written, the logger runs the server's error handler at
+// once (celeris.Context.Error), so the status is the one that handler chose (a
+// custom handler's 422, say), and the server does not run it again.
 //
 // Put the logger after requestid and recovery (s.Use(recovery.Default(),
 // requestid.Default(), logger.Default())) so that it sees the id and the status
@@ -58,6 +58,7 @@ func New(cfg Config) celeris.MiddlewareFunc {
 			}
 			start := time.Now()
 			err := next(c)
+			c.Error(err) // the error handler answers now: log the status sent
 			latency := time.Since(start)
 
 			// The request's strings point into buffers the next request reuses,
@@ -68,8 +69,9 @@ func New(cfg Config) celeris.MiddlewareFunc {
 				slog.String("path", strings.Clone(c.Path())),
 				slog.Int("status", Status(c, err)),
 				slog.Duration("latency", latency),
+				slog.Int64("bytes", c.BytesWritten()),
 			}
-			n := 4
+			n := 5
 			if id := requestID(c); id != "" {
 				attrs[n] = slog.String("request_id", strings.Clone(id))
 				n++

@@ -76,7 +76,7 @@ func TestLogger(t *testing.T) {
 			{path: "/http-error", status: 403, err: "403 no"},
 			{path: "/error", status: 500, err: "db down"},
 			{path: "/status-only", status: 202},
-			{path: "/missing", status: 404},
+			{path: "/missing", status: 404, err: "404 Not Found"}, // celeris.ErrNotFound
 		}
 		for _, tt := range tests {
 			resp, _ := mwtest.Get(t, client, url+tt.path, mwtest.H("X-Request-ID", "rid-1"))
@@ -111,5 +111,36 @@ func TestLogger(t *testing.T) {
 			t.Errorf("disabled level logged: %v", r)
 		}
 		rec.take() // the outer logger's record of /debug
+	})
+}
+
+// TestLoggerRecordsErrorHandlerStatus: the record holds the status the client got,
+// whatever the configured error handler chose (issue #17: it said 500 when a
+// custom handler answered 422), over HTTP/1.1 and h2c.
+func TestLoggerRecordsErrorHandlerStatus(t *testing.T) {
+	errInvalid := errors.New("invalid input")
+	rec := &recorder{}
+	_, addr := mwtest.StartConfig(t, celeris.Config{
+		ErrorHandler: func(c *celeris.Context, err error) {
+			if errors.Is(err, errInvalid) {
+				_ = c.JSON(422, map[string]string{"error": err.Error()})
+				return
+			}
+			celeris.DefaultErrorHandler(c, err)
+		},
+	}, func(s *celeris.Server) {
+		s.Use(logger.New(logger.Config{Logger: slog.New(rec)}))
+		s.GET("/invalid", func(c *celeris.Context) error { return errInvalid })
+	})
+	mwtest.Run(t, addr, func(t *testing.T, client *http.Client) {
+		rec.take()
+		resp, _ := mwtest.Get(t, client, "http://"+addr+"/invalid", nil)
+		if resp.StatusCode != 422 {
+			t.Fatalf("status %d, want 422", resp.StatusCode)
+		}
+		recs := rec.take()
+		if len(recs) != 1 || recs[0]["status"] != int64(422) || recs[0]["error"] != "invalid input" {
+			t.Fatalf("records %v, want one with status 422", recs)
+		}
 	})
 }

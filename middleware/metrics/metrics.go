@@ -20,10 +20,11 @@
 //
 // # Status
 //
-// The middleware records when the chain returns, before the server's error
-// handler runs: a handler that returned an error without writing is counted with
-// its *celeris.HTTPError code, or 500 for another error (celeris.DefaultErrorHandler's
-// answers).
+// The counted status is the one the client got. When the chain returns an error
+// and nothing was written, the middleware runs the server's error handler at
+// once (celeris.Context.Error), so a custom error handler's status (a 422, say)
+// is counted, not the 500 a plain error would get by default; the server does not
+// run the error handler again. Put the middleware inside recovery.
 //
 // # Cost
 //
@@ -188,6 +189,7 @@ func (m *Metrics) Middleware() celeris.MiddlewareFunc {
 			}
 			start := time.Since(epoch)
 			err := next(c)
+			c.Error(err) // the error handler answers now: count the status sent
 			m.Observe(c.Method(), c.ResultStatus(err), time.Since(epoch)-start)
 			return err
 		}

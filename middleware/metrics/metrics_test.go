@@ -3,6 +3,7 @@ package metrics_test
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"math"
 	"strconv"
 	"strings"
@@ -195,4 +196,30 @@ func TestBadBuckets(t *testing.T) {
 		}
 	}()
 	metrics.New(metrics.Config{Buckets: []float64{1, 1}})
+}
+
+// TestMetricsRecordErrorHandlerStatus: the counted status is the one the client
+// got, whatever the configured error handler chose (issue #17: 500 was counted
+// when a custom handler answered 422).
+func TestMetricsRecordErrorHandlerStatus(t *testing.T) {
+	m := metrics.New(metrics.Config{})
+	_, addr := mwtest.StartConfig(t, celeris.Config{
+		ErrorHandler: func(c *celeris.Context, err error) { _ = c.JSON(422, map[string]string{"error": err.Error()}) },
+	}, func(s *celeris.Server) {
+		s.Use(m.Middleware())
+		s.GET("/metrics", m.Handler(s))
+		s.GET("/invalid", func(c *celeris.Context) error { return errors.New("invalid input") })
+	})
+	client := mwtest.Client(t)
+	if resp, _ := mwtest.Get(t, client, "http://"+addr+"/invalid", nil); resp.StatusCode != 422 {
+		t.Fatalf("status %d, want 422", resp.StatusCode)
+	}
+	_, body := mwtest.Get(t, client, "http://"+addr+"/metrics", nil)
+	e := parse(t, body)
+	if got := e.samples[`celeris_http_requests_total{method="GET",status="422"}`]; got != 1 {
+		t.Errorf("422 counted %v times, want 1:\n%s", got, body)
+	}
+	if got := e.samples[`celeris_http_requests_total{method="GET",status="500"}`]; got != 0 {
+		t.Errorf("500 counted %v times, want 0", got)
+	}
 }

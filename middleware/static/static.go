@@ -45,9 +45,9 @@
 // Files up to MaxInMemory bytes (4 MiB) are read whole into a pooled buffer and
 // sent with Content-Length. Larger files are streamed (chunked on HTTP/1.1) from
 // the file, seeking for ranges when the file supports io.Seeker. A HEAD request for
-// such a file gets its headers without the file's length (HTTP/1.1 currently says
-// "Content-Length: 0"): the Context cannot declare the length of a response
-// without giving its body.
+// such a file gets the framing its GET gets: "Transfer-Encoding: chunked" on
+// HTTP/1.1 and no content-length on HTTP/2, not the file's length (the Context
+// cannot declare the length of a streamed response).
 package static
 
 import (

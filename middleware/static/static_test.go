@@ -1,7 +1,9 @@
 package static_test
 
 import (
+	"bufio"
 	"io"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -244,4 +246,38 @@ func TestNew(t *testing.T) {
 			static.New(cfg)
 		}()
 	}
+}
+
+// TestHeadOfStreamedFile: a HEAD for a file above MaxInMemory gets the framing
+// its GET gets, Transfer-Encoding: chunked on HTTP/1.1 (no Content-Length: 0,
+// which would claim an empty file), as the package doc says.
+func TestHeadOfStreamedFile(t *testing.T) {
+	addr := startStatic(t)
+	for _, method := range []string{"GET", "HEAD"} {
+		conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
+		if _, err := conn.Write([]byte(method + " /small/big.txt HTTP/1.1\r\nHost: x\r\n\r\n")); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.ReadResponse(bufio.NewReader(conn), &http.Request{Method: method})
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 || len(resp.TransferEncoding) != 1 || resp.TransferEncoding[0] != "chunked" ||
+			resp.Header.Get("Content-Length") != "" {
+			t.Errorf("%s: %d, Transfer-Encoding %v, Content-Length %q", method, resp.StatusCode,
+				resp.TransferEncoding, resp.Header.Get("Content-Length"))
+		}
+	}
+	mwtest.Run(t, addr, func(t *testing.T, client *http.Client) {
+		resp, _ := mwtest.Do(t, client, "HEAD", "http://"+addr+"/small/big.txt", nil, nil)
+		if resp.StatusCode != 200 || resp.ContentLength > 0 || resp.Header.Get("Content-Length") == "0" {
+			t.Errorf("HEAD over %s: %d, Content-Length %d", resp.Proto, resp.StatusCode, resp.ContentLength)
+		}
+	})
 }

@@ -8,9 +8,10 @@
 //   - the deadline has not passed: the captured response is sent as it was;
 //   - the deadline has passed: the captured response (and any error the handler
 //     returned, typically context.DeadlineExceeded) is discarded, the headers the
-//     handler set are dropped, and the client gets 503 Service Unavailable with
-//     Config.Message (or whatever Config.OnTimeout answers). Headers set before
-//     the middleware ran (e.g. X-Request-ID) are kept.
+//     handler set are dropped, and the middleware returns a 503 *celeris.HTTPError
+//     with Config.Message, which the server's error handler answers (so an API
+//     answers it in its own format), or whatever Config.OnTimeout answers. Headers
+//     set before the middleware ran (e.g. X-Request-ID) are kept.
 //
 // # The trade-off: the answer comes when the handler returns
 //
@@ -66,6 +67,7 @@ func New(cfg Config) celeris.MiddlewareFunc {
 	if cfg.Message == "" {
 		cfg.Message = http.StatusText(http.StatusServiceUnavailable)
 	}
+	timedOut := celeris.NewHTTPError(http.StatusServiceUnavailable, cfg.Message)
 	return func(next celeris.HandlerFunc) celeris.HandlerFunc {
 		return func(c *celeris.Context) error {
 			parent := c.Context()
@@ -83,7 +85,7 @@ func New(cfg Config) celeris.MiddlewareFunc {
 				if cfg.OnTimeout != nil {
 					return cfg.OnTimeout(c)
 				}
-				return c.String(http.StatusServiceUnavailable, cfg.Message)
+				return timedOut
 			}
 			if !ok {
 				return err

@@ -132,3 +132,30 @@ func TestClientGone(t *testing.T) {
 		}
 	})
 }
+
+// TestTimeoutReachesErrorHandler: the 503 of a timed-out request is a
+// *celeris.HTTPError handed to the configured error handler, so an API answers
+// it in its own format (issue #17).
+func TestTimeoutReachesErrorHandler(t *testing.T) {
+	_, addr := mwtest.StartConfig(t, celeris.Config{
+		ErrorHandler: func(c *celeris.Context, err error) {
+			var he *celeris.HTTPError
+			if errors.As(err, &he) {
+				_ = c.JSON(he.Code, map[string]any{"status": he.Code, "message": he.Message})
+				return
+			}
+			_ = c.JSON(500, map[string]any{"status": 500})
+		},
+	}, func(s *celeris.Server) {
+		s.GET("/slow", func(c *celeris.Context) error {
+			<-c.Context().Done()
+			return c.Context().Err()
+		}, timeout.New(timeout.Config{Timeout: 50 * time.Millisecond, Message: "too slow"}))
+	})
+	mwtest.Run(t, addr, func(t *testing.T, client *http.Client) {
+		resp, body := mwtest.Get(t, client, "http://"+addr+"/slow", nil)
+		if resp.StatusCode != 503 || body != `{"message":"too slow","status":503}` {
+			t.Fatalf("%d %q, want the error handler's 503", resp.StatusCode, body)
+		}
+	})
+}
