@@ -105,8 +105,21 @@ type Config struct {
 	// are refused (Cross-Site WebSocket Hijacking).
 	CheckOrigin func(c *celeris.Context) bool
 	// MaxMessageSize bounds a message's payload (1009 when over). 0:
-	// DefaultMaxMessageSize; negative: no bound.
+	// DefaultMaxMessageSize; negative: no bound. For a compressed message it
+	// bounds the inflated size too.
 	MaxMessageSize int64
+	// Compression accepts permessage-deflate (RFC 7692) when the client offers it:
+	// messages are compressed both ways. Off by default: it costs CPU, and
+	// memory per connection (a compressor of some 100s of KiB while a message is
+	// written).
+	Compression bool
+	// CompressionLevel is the compress/flate level (0: flate.BestSpeed).
+	CompressionLevel int
+	// ContextTakeover keeps each side's compression window across messages
+	// (better ratios for similar messages, and a compressor and a 32 KiB window
+	// kept per connection). Without it, server_no_context_takeover and
+	// client_no_context_takeover are negotiated: every message stands alone.
+	ContextTakeover bool
 }
 
 // Conn is one WebSocket connection. Its methods may be called from any goroutine;
@@ -243,6 +256,19 @@ func upgrade(c *celeris.Context, cfg *Config, app func(*Conn) ws.App) error {
 	if conn.subprotocol != "" {
 		header = append(header, httpmsg.Field{Name: "Sec-WebSocket-Protocol", Value: conn.subprotocol})
 	}
+	var deflate *ws.Deflate
+	if cfg.Compression {
+		var offers []string
+		c.VisitHeaders(func(name, value string) {
+			if strings.EqualFold(name, "Sec-WebSocket-Extensions") {
+				offers = append(offers, value)
+			}
+		})
+		if p, ok := ws.NegotiateDeflate(offers, cfg.ContextTakeover); ok {
+			deflate = &ws.Deflate{Params: p, Level: cfg.CompressionLevel}
+			header = append(header, httpmsg.Field{Name: "Sec-WebSocket-Extensions", Value: p.Response()})
+		}
+	}
 	max := cfg.MaxMessageSize
 	switch {
 	case max == 0:
@@ -252,7 +278,7 @@ func upgrade(c *celeris.Context, cfg *Config, app func(*Conn) ws.App) error {
 	}
 	a := app(conn)
 	_, err := hook.Switch(c, header, func(t httpmsg.Conn) httpmsg.Proto {
-		conn.c = ws.NewConn(t, ws.Config{MaxMessage: max, Pool: pool}, a)
+		conn.c = ws.NewConn(t, ws.Config{MaxMessage: max, Pool: pool, Deflate: deflate}, a)
 		conn.c.Start() // after conn.c is set: the application reads it
 		return conn.c
 	})

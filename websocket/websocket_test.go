@@ -67,9 +67,10 @@ func echoRoutes(s *celeris.Server) {
 
 // client is a raw WebSocket client over TCP, built on the codec.
 type client struct {
-	t  testing.TB
-	nc net.Conn
-	br *bufio.Reader
+	t       testing.TB
+	nc      net.Conn
+	br      *bufio.Reader
+	deflate bool // permessage-deflate was negotiated: RSV1 is allowed
 }
 
 const testKey = "dGhlIHNhbXBsZSBub25jZQ=="
@@ -118,7 +119,7 @@ func (c *client) read() (ws.Header, []byte) {
 			c.t.Fatalf("reading a frame: %v", err)
 		}
 		hb = append(hb, b)
-		n, err := ws.ParseHeader(hb, &h, false, false)
+		n, err := ws.ParseHeader(hb, &h, false, c.deflate)
 		if err == ws.ErrNeedMore {
 			continue
 		}

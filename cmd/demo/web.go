@@ -22,7 +22,9 @@ func registerWeb(s *celeris.Server) {
 		return c.HTML(http.StatusOK, indexHTML)
 	})
 	// Callbacks: an idle connection holds no goroutine, only its buffers.
-	s.GET("/ws/echo", websocket.Events(&websocket.Config{MaxMessageSize: maxWSMessage}, websocket.Callbacks{
+	// permessage-deflate is accepted (browsers offer it), each message compressed
+	// on its own: compressors come from a pool, so idle connections keep none.
+	s.GET("/ws/echo", websocket.Events(&websocket.Config{MaxMessageSize: maxWSMessage, Compression: true}, websocket.Callbacks{
 		OnMessage: func(c *websocket.Conn, t websocket.MessageType, msg []byte) error {
 			return c.WriteMessage(t, msg)
 		},

@@ -96,11 +96,14 @@ type App struct {
 type Config struct {
 	MaxMessage int64 // 0: no bound
 	Pool       *work.Pool
+	// Deflate, when set, is the connection's negotiated permessage-deflate.
+	Deflate *Deflate
 }
 
 type message struct {
-	op  Opcode
-	buf []byte
+	op   Opcode
+	comp bool // permessage-deflate: buf is still compressed
+	buf  []byte
 }
 
 // Conn is one WebSocket connection: the protocol on its transport and the handle
@@ -160,6 +163,7 @@ func NewConn(t httpmsg.Conn, cfg Config, app App) *Conn {
 	c := &Conn{t: t, cfg: cfg, app: app}
 	c.cond.L = &c.mu
 	c.rd.MaxMessage = cfg.MaxMessage
+	c.rd.Deflate = cfg.Deflate != nil
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.task.c = c
 	return c
@@ -187,7 +191,13 @@ func (c *Conn) OnData(in []byte) (int, error) {
 	}
 	c.mu.Lock()
 	full := c.queued > inHigh || c.held+len(c.out) > outHigh
+	if c.failReq != nil {
+		c.failed = true // the application failed the connection (a bad compressed message)
+	}
 	c.mu.Unlock()
+	if c.failed {
+		return len(in), nil
+	}
 	if full || c.outbound > outHigh {
 		return 0, nil // back-pressure: the engine stops reading once its buffer is full
 	}
@@ -213,7 +223,7 @@ func (c *Conn) OnData(in []byte) (int, error) {
 var errCloseDone = errors.New("websocket: closed")
 
 // Message queues a complete message for the application (Events; loop).
-func (c *Conn) Message(op Opcode, p []byte, _ bool) error {
+func (c *Conn) Message(op Opcode, p []byte, comp bool) error {
 	c.mu.Lock()
 	if c.wantClose || c.closeSent {
 		c.mu.Unlock()
@@ -227,7 +237,7 @@ func (c *Conn) Message(op Opcode, p []byte, _ bool) error {
 		buf = make([]byte, 0, max(len(p), 64))
 	}
 	buf = append(buf, p...)
-	c.queue = append(c.queue, message{op: op, buf: buf})
+	c.queue = append(c.queue, message{op: op, comp: comp, buf: buf})
 	c.queued += len(buf)
 	c.schedule()
 	c.cond.Broadcast()
@@ -320,8 +330,8 @@ func (c *Conn) OnWake() error {
 		c.t.Close() // the client never answered our close frame
 		return nil
 	}
+	c.sendFail(false)
 	if c.failed {
-		c.sendFail(false)
 		return nil
 	}
 	c.mu.Lock()
@@ -463,6 +473,9 @@ func (c *Conn) runCallbacks() {
 		case c.qhead < len(c.queue):
 			m := c.pop()
 			c.mu.Unlock()
+			if c.inflate(&m) != nil {
+				continue
+			}
 			err := c.callMessage(m)
 			c.recycle(m.buf)
 			if err != nil {
@@ -555,11 +568,64 @@ func (c *Conn) ReadMessage() (Opcode, []byte, error) {
 		c.cond.Wait()
 	}
 	m := c.pop()
+	if m.comp {
+		c.mu.Unlock()
+		err := c.inflate(&m)
+		c.mu.Lock()
+		if err != nil {
+			return 0, nil, ErrClosed
+		}
+	}
 	c.current = m.buf
 	if c.queued <= inHigh {
 		c.t.Wake() // the loop may have left input unread
 	}
 	return m.op, m.buf, nil
+}
+
+// inflate turns a compressed message into its payload on the application's
+// goroutine (a large message would hold the event loop), checking its size and,
+// for text, its UTF-8. A bad one fails the connection: 1007, or 1009 when too big.
+func (c *Conn) inflate(m *message) error {
+	if !m.comp {
+		return nil
+	}
+	out, err := c.cfg.Deflate.Inflate(make([]byte, 0, max(4*len(m.buf), 256)), m.buf, c.cfg.MaxMessage)
+	c.recycle(m.buf)
+	m.buf, m.comp = out, false
+	if err == nil && m.op == OpText && !ValidUTF8(out) {
+		err = ErrBadUTF8
+	}
+	if err != nil {
+		code := CloseCodeFor(err)
+		if errors.Is(err, ErrInflate) {
+			code = CloseInvalidPayload
+		}
+		c.failApp(code, err.Error())
+	}
+	return err
+}
+
+// failApp fails the connection from the application's side: the messages still
+// queued are dropped, and the loop sends the close frame after what the
+// application wrote.
+func (c *Conn) failApp(code int, reason string) {
+	c.mu.Lock()
+	if c.failReq == nil && !c.wantClose && !c.gone {
+		c.setClose(code, reason)
+		c.failReq = AppendClose(nil, code, reason)
+		c.failSeen = true
+		for c.qhead < len(c.queue) {
+			c.pop()
+		}
+		c.cond.Broadcast()
+		time.AfterFunc(closeTimeout, func() {
+			c.closeExpired.Store(true)
+			c.t.Wake()
+		})
+	}
+	c.mu.Unlock()
+	c.t.Wake()
 }
 
 // WriteMessage sends a whole text or binary message (any goroutine). It blocks
@@ -580,6 +646,11 @@ func (c *Conn) Ping(p []byte) error {
 }
 
 func (c *Conn) writeFrame(op Opcode, p []byte) error {
+	var comp []byte
+	if c.cfg.Deflate != nil && !op.IsControl() {
+		// RFC 7692 §6.1: compressed, with RSV1 on the (only) frame.
+		comp = c.cfg.Deflate.Compress(make([]byte, 0, len(p)/2+16), p)
+	}
 	c.mu.Lock()
 	for {
 		switch {
@@ -596,7 +667,12 @@ func (c *Conn) writeFrame(op Opcode, p []byte) error {
 		c.cond.Wait()
 	}
 	wake := len(c.out) == 0
-	c.out = AppendFrame(c.out, true, op, p)
+	if comp != nil {
+		c.out = AppendHeader(c.out, true, true, op, len(comp), false, [4]byte{})
+		c.out = append(c.out, comp...)
+	} else {
+		c.out = AppendFrame(c.out, true, op, p)
+	}
 	c.mu.Unlock()
 	if wake {
 		c.t.Wake()

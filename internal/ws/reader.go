@@ -126,7 +126,9 @@ func (r *Reader) startFrame() error {
 		r.utf8.Reset()
 	}
 	r.msgLen += h.Length
-	if r.MaxMessage > 0 && r.msgLen > r.MaxMessage && !r.msgComp {
+	if r.MaxMessage > 0 && r.msgLen > r.MaxMessage {
+		// Compressed, the bound applies to the wire size here and to the
+		// inflated size later (Deflate.Inflate).
 		return ErrMessageTooBig
 	}
 	return nil
