@@ -4,10 +4,7 @@
 package conformance
 
 import (
-	"context"
-	"errors"
 	"net"
-	"net/http"
 	"os"
 	"strconv"
 	"strings"
@@ -21,6 +18,7 @@ import (
 	"github.com/summerwind/h2spec/spec"
 
 	"github.com/celeris-dev/celeris"
+	"github.com/celeris-dev/celeris/celeristest"
 )
 
 // h2specCases is the number of cases h2spec v2.2.1 runs with --strict.
@@ -29,32 +27,8 @@ const h2specCases = 146
 // startServer serves register's routes on 127.0.0.1:0 until the test ends.
 func startServer(t *testing.T, cfg celeris.Config, register func(s *celeris.Server)) string {
 	t.Helper()
-	cfg.Addr = "127.0.0.1:0"
-	if cfg.EventLoops == 0 {
-		cfg.EventLoops = 2
-	}
-	s := celeris.New(cfg)
-	register(s)
-	errc := make(chan error, 1)
-	go func() { errc <- s.Start() }()
-	select {
-	case <-s.Ready():
-	case err := <-errc:
-		t.Fatalf("start: %v", err)
-	case <-time.After(10 * time.Second):
-		t.Fatal("server did not start")
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := s.Shutdown(ctx); err != nil {
-			t.Errorf("shutdown: %v", err)
-		}
-		if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
-			t.Errorf("start returned %v", err)
-		}
-	})
-	return s.Addr().String()
+	_, addr := celeristest.Serve(t, cfg, register)
+	return addr
 }
 
 // TestH2Spec runs every h2spec case (generic, http2, hpack; --strict) over h2c

@@ -3,8 +3,6 @@ package websocket_test
 import (
 	"bufio"
 	"bytes"
-	"context"
-	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -14,30 +12,15 @@ import (
 	"time"
 
 	"github.com/celeris-dev/celeris"
+	"github.com/celeris-dev/celeris/celeristest"
 	"github.com/celeris-dev/celeris/internal/ws"
 	"github.com/celeris-dev/celeris/websocket"
 )
 
 func startServer(t testing.TB, register func(s *celeris.Server)) string {
 	t.Helper()
-	s := celeris.New(celeris.Config{Addr: "127.0.0.1:0", EventLoops: 2})
-	register(s)
-	errc := make(chan error, 1)
-	go func() { errc <- s.Start() }()
-	select {
-	case <-s.Ready():
-	case err := <-errc:
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = s.Shutdown(ctx)
-		if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
-			t.Errorf("start: %v", err)
-		}
-	})
-	return s.Addr().String()
+	_, addr := celeristest.Serve(t, celeris.Config{}, register)
+	return addr
 }
 
 // echoRoutes serves /handler (a blocking handler) and /events (callbacks), both

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
 
+	"github.com/celeris-dev/celeris/celeristest"
 	"github.com/celeris-dev/celeris/internal/h2raw"
 )
 
@@ -25,21 +26,7 @@ func startDemo(t *testing.T, inline bool) string {
 
 func startDemoMode(t *testing.T, inline, bare bool) string {
 	t.Helper()
-	s := newServer("127.0.0.1:0", 2, inline, bare)
-	errc := make(chan error, 1)
-	go func() { errc <- s.Start() }()
-	select {
-	case <-s.Ready():
-	case err := <-errc:
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = s.Shutdown(ctx)
-		<-errc
-	})
-	return "http://" + s.Addr().String()
+	return "http://" + celeristest.Start(t, newServer("127.0.0.1:0", 2, inline, bare))
 }
 
 func clients() map[string]*http.Client {

@@ -7,7 +7,6 @@ package websocket
 import (
 	"bytes"
 	"context"
-	"errors"
 	"net/http"
 	"strings"
 	"testing"
@@ -17,29 +16,14 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/celeris-dev/celeris"
+	"github.com/celeris-dev/celeris/celeristest"
 	cws "github.com/celeris-dev/celeris/websocket"
 )
 
 func startServer(t *testing.T, register func(s *celeris.Server)) string {
 	t.Helper()
-	s := celeris.New(celeris.Config{Addr: "127.0.0.1:0", EventLoops: 2})
-	register(s)
-	errc := make(chan error, 1)
-	go func() { errc <- s.Start() }()
-	select {
-	case <-s.Ready():
-	case err := <-errc:
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = s.Shutdown(ctx)
-		if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
-			t.Errorf("start: %v", err)
-		}
-	})
-	return s.Addr().String()
+	_, addr := celeristest.Serve(t, celeris.Config{}, register)
+	return addr
 }
 
 // gorillaEcho is a gorilla/websocket echo server as its users write it.

@@ -5,8 +5,6 @@ package mwtest
 
 import (
 	"bytes"
-	"context"
-	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -15,6 +13,7 @@ import (
 	"time"
 
 	"github.com/celeris-dev/celeris"
+	"github.com/celeris-dev/celeris/celeristest"
 )
 
 // Start starts a server with register's routes and returns it with its address.
@@ -26,34 +25,7 @@ func Start(t testing.TB, register func(s *celeris.Server)) (*celeris.Server, str
 // StartConfig is Start with a server configuration (its Addr is replaced).
 func StartConfig(t testing.TB, cfg celeris.Config, register func(s *celeris.Server)) (*celeris.Server, string) {
 	t.Helper()
-	cfg.Addr = "127.0.0.1:0"
-	if cfg.EventLoops == 0 {
-		cfg.EventLoops = 2
-	}
-	s := celeris.New(cfg)
-	if register != nil {
-		register(s)
-	}
-	errc := make(chan error, 1)
-	go func() { errc <- s.Start() }()
-	select {
-	case <-s.Ready():
-	case err := <-errc:
-		t.Fatalf("start: %v", err)
-	case <-time.After(10 * time.Second):
-		t.Fatal("server did not start")
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := s.Shutdown(ctx); err != nil {
-			t.Errorf("shutdown: %v", err)
-		}
-		if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
-			t.Errorf("start returned %v", err)
-		}
-	})
-	return s, s.Addr().String()
+	return celeristest.Serve(t, cfg, register)
 }
 
 // Client returns an HTTP/1.1 client with a timeout and its own connection pool.
