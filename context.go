@@ -61,6 +61,7 @@ type Context struct {
 	pathOverride   string          // set by SetPath (Pre middleware) (tOverride)
 	ctx            context.Context // set by SetContext or Context (tCtx)
 	stream         StreamWriter    // the writer Stream returns (tStream)
+	trailer        []httpmsg.Field // response trailers, SetTrailer (tTrailer)
 }
 
 // Bits of Context.touched: which of the fields after hdrBuf a request set, so that
@@ -76,6 +77,7 @@ const (
 	tOverride
 	tCtx
 	tStream
+	tTrailer
 )
 
 type kv struct{ k, v string }
@@ -144,6 +146,9 @@ func (c *Context) reset() {
 	}
 	if t&tStream != 0 {
 		c.stream.w, c.stream.c = nil, nil
+	}
+	if t&tTrailer != 0 {
+		c.resetTrailers()
 	}
 }
 
@@ -529,6 +534,9 @@ func (c *Context) Blob(code int, contentType string, b []byte) error {
 		c.capBody = append(c.capBody[:0], b...)
 		return nil
 	}
+	if c.touched&tTrailer != 0 {
+		return c.blobWithTrailers(code, b) // trailer.go
+	}
 	return c.w.WriteResponse(code, c.header, b)
 }
 
@@ -590,7 +598,8 @@ func (c *Context) Redirect(code int, location string) error {
 }
 
 // Stream starts a streamed response (chunked on HTTP/1.1, DATA frames on HTTP/2)
-// and returns a writer with Flush. The response ends when the handler returns.
+// and returns a writer with Flush. The response ends when the handler returns,
+// with the trailers set by SetTrailer.
 func (c *Context) Stream(code int, contentType string) (*StreamWriter, error) {
 	if c.written {
 		return nil, ErrResponseWritten
@@ -600,6 +609,9 @@ func (c *Context) Stream(code int, contentType string) (*StreamWriter, error) {
 	}
 	c.written = true
 	c.status = code
+	if c.touched&tTrailer != 0 {
+		c.declareTrailers() // trailer.go
+	}
 	if err := c.w.WriteHeader(code, c.header); err != nil {
 		return nil, err
 	}

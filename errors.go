@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/celeris-dev/celeris/internal/h1"
+	"github.com/celeris-dev/celeris/internal/httpmsg"
 )
 
 // HTTPError is an error with an HTTP status. Handlers return it; the server's error
@@ -48,6 +49,9 @@ var (
 	// because the connection closed, or the client's input ended, before the body
 	// was complete.
 	ErrBodyAborted = h1.ErrBodyAborted
+	// ErrInformationalStatus: WriteInformational was called with a status outside
+	// 100-199, or with 101 (a protocol switch belongs to Upgrade).
+	ErrInformationalStatus = httpmsg.ErrInformational
 )
 
 // ErrorHandler turns an error returned by a handler into a response.
