@@ -3,8 +3,10 @@ package celeris
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/http/httptrace"
 	"net/textproto"
 	"strings"
@@ -137,5 +139,36 @@ func TestH2EarlyHintsFrames(t *testing.T) {
 		if f := frames[2]; f.Type != "HEADERS" || f.Field(":status") != "200" {
 			t.Errorf("%s: final: %s %v", path, f.Type, f.Fields)
 		}
+	}
+}
+
+// TestNetHTTPEarlyHints: a Celeris handler served by net/http (Server as an
+// http.Handler) sends its 103 through net/http's writer.
+func TestNetHTTPEarlyHints(t *testing.T) {
+	s := New(Config{})
+	s.GET("/", func(c *Context) error {
+		c.SetHeader("X-Final", "1")
+		if err := c.WriteInformational(http.StatusEarlyHints, http.Header{"Link": {"</a.css>; rel=preload"}}); err != nil {
+			return err
+		}
+		return c.String(http.StatusOK, "final")
+	})
+	ts := httptest.NewServer(s)
+	defer ts.Close()
+	var got []string
+	trace := &httptrace.ClientTrace{Got1xxResponse: func(code int, h textproto.MIMEHeader) error {
+		got = append(got, fmt.Sprint(code, " ", h.Get("Link"), " ", h.Get("X-Final")))
+		return nil
+	}}
+	req, _ := http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), trace), "GET", ts.URL, nil)
+	resp, err := ts.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body := bodyString(t, resp); body != "final" || resp.Header.Get("X-Final") != "1" || resp.Header.Get("Link") != "" {
+		t.Errorf("final: %q %v", body, resp.Header)
+	}
+	if g := strings.Join(got, ","); g != "103 </a.css>; rel=preload " {
+		t.Errorf("1xx seen: %q", g)
 	}
 }

@@ -11,6 +11,7 @@ package celeris
 // authentication, controls, content format) are dropped by the writers.
 
 import (
+	"maps"
 	"net/http"
 	"strings"
 
@@ -135,4 +136,27 @@ func (c *Context) writeInformational(code int, fields []httpmsg.Field) error {
 		return nil // a writer without interim responses (a test double)
 	}
 	return iw.WriteInformational(code, fields)
+}
+
+// WriteInformational sends an interim response through net/http's writer
+// (httpmsg.InformationalWriter) when Celeris handlers run under net/http:
+// net/http sends 1xx with the header map's fields at that moment, so the map
+// holds exactly the given fields for the call and is restored afterwards.
+func (nw *netWriter) WriteInformational(status int, header []httpmsg.Field) error {
+	if !httpmsg.ValidInformational(status) {
+		return httpmsg.ErrInformational
+	}
+	if nw.answered {
+		return ErrResponseWritten
+	}
+	h := nw.w.Header()
+	saved := maps.Clone(h)
+	clear(h)
+	for _, f := range header {
+		h.Add(f.Name, f.Value)
+	}
+	nw.w.WriteHeader(status)
+	clear(h)
+	maps.Copy(h, saved)
+	return nil
 }

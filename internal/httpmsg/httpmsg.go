@@ -14,7 +14,11 @@
 //     reports whether its handler may run inline on the loop.
 //  3. The protocol calls Handler.Serve, inline or on a pooled worker goroutine (see
 //     internal/work). Serve answers through the ResponseWriter exactly once (a complete
-//     response with WriteResponse, or a streamed one with WriteHeader/Write/Flush/End).
+//     response with WriteResponse, or a streamed one with WriteHeader/Write/Flush/End,
+//     whose End carries the trailers). Before that answer, a writer that implements
+//     InformationalWriter may send any number of interim (1xx) responses. A streamed
+//     request body (BodyReader) may be read while the response is written (full
+//     duplex); when it is an io.Closer, Close ends a Read blocked on another goroutine.
 //  4. The protocol turns the answer into bytes on the loop that owns the connection.
 //
 // Lifetimes: a Request and every string, slice and reader in it are valid until Serve
