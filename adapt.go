@@ -73,8 +73,9 @@ const adaptBufferSize = 32 << 10
 //     Authorization, Cache-Control, ...) are dropped.
 //   - EnableFullDuplex of http.ResponseController returns nil without changing
 //     anything: the body stays readable after the response started, on both
-//     protocols. SetReadDeadline and SetWriteDeadline report
-//     http.ErrNotSupported.
+//     protocols. (On HTTP/1.1 a body with a Content-Length up to 64 KiB is read
+//     whole before the handler runs; chunked and larger bodies stream.)
+//     SetReadDeadline and SetWriteDeadline report http.ErrNotSupported.
 //   - Body.Close leaves the rest of the body unread: on HTTP/1.1 the connection
 //     then closes after the response unless the body had arrived whole.
 //
@@ -554,6 +555,7 @@ func releaseAdaptWriter(w *adaptWriter) {
 		h = nil
 	}
 	clear(h)
+	clear(w.declared)
 	*w = adaptWriter{buf: buf, header: h, declared: w.declared[:0]}
 	adaptWriters.Put(w)
 }
