@@ -40,8 +40,12 @@ const adaptBufferSize = 32 << 10
 // RemoteAddr, ContentLength, Close, the Context's context.Context, and the route's
 // parameters as path values (r.PathValue("id") for a ":id" route). Every string in
 // it is a copy, so the handler may keep them as it would under net/http. The body
-// streams from the connection; request trailers appear in r.Trailer once the body
-// has been read to io.EOF. Reading r.Body after the handler returned fails.
+// streams from the connection, and may be read while the response is written
+// (full duplex, on both protocols). As net/http documents, r.Trailer holds the
+// trailer keys the request declared in its Trailer field (which leaves r.Header)
+// from the start, and their values once the body has been read to io.EOF.
+// Body.Close ends a Read blocked on another goroutine. Reading r.Body after the
+// handler returned fails.
 //
 // The http.ResponseWriter buffers up to 32 KiB: a handler that returns before
 // writing more (and without flushing) produces one complete response with a
@@ -56,11 +60,24 @@ const adaptBufferSize = 32 << 10
 //     Keep-Alive, Proxy-Connection, Upgrade and Date set by the handler are dropped.
 //     A HEAD response therefore carries the length of the body the handler wrote
 //     (0 when it wrote none), not a Content-Length it set by hand.
-//   - Informational responses (WriteHeader with 1xx, 103 Early Hints included) are
-//     not sent; 101 and hijacking (http.Hijacker) are not supported.
-//   - Response trailers (Trailer header, http.TrailerPrefix keys) are dropped.
-//   - SetReadDeadline, SetWriteDeadline and EnableFullDuplex of
-//     http.ResponseController report http.ErrNotSupported.
+//   - Informational responses (WriteHeader with 1xx: 103 Early Hints, 100) are
+//     sent as net/http sends them, with the header's fields at that moment,
+//     except to HTTP/1.0 clients; WriteHeader(101) is ignored: protocol switches
+//     and hijacking (http.Hijacker) are not supported.
+//   - Response trailers work as in net/http: names declared in a Trailer header
+//     before the body, or http.TrailerPrefix keys set at any time. A response
+//     with trailers is always streamed (chunked on HTTP/1.1, as net/http does
+//     for declared trailers), also when net/http would send a small one with a
+//     Content-Length and lose its TrailerPrefix trailers. Fields that may not be
+//     trailers (RFC 9110 §6.5.1: Content-Length, Content-Type, Set-Cookie,
+//     Authorization, Cache-Control, ...) are dropped.
+//   - EnableFullDuplex of http.ResponseController returns nil without changing
+//     anything: the body stays readable after the response started, on both
+//     protocols. (On HTTP/1.1 a body with a Content-Length up to 64 KiB is read
+//     whole before the handler runs; chunked and larger bodies stream.)
+//     SetReadDeadline and SetWriteDeadline report http.ErrNotSupported.
+//   - Body.Close leaves the rest of the body unread: on HTTP/1.1 the connection
+//     then closes after the response unless the body had arrived whole.
 //
 // A status code outside 100-999 panics, as in net/http; the panic becomes a 500.
 func Adapt(h http.Handler) HandlerFunc {
@@ -325,6 +342,12 @@ func newNetRequest(c *Context, ctx context.Context) (*http.Request, *adaptBody) 
 	base.ContentLength = req.ContentLength
 	base.Close = req.Close
 	base.RemoteAddr = remoteStr
+	if vs, ok := header["Trailer"]; ok && req.ContentLength < 0 {
+		// Declared request trailers: keys now, values once the body reached
+		// io.EOF (net/http's fixTrailer; x/net's server does the same).
+		base.Trailer = declaredTrailers(vs)
+		delete(header, "Trailer")
+	}
 	var body *adaptBody
 	if req.ContentLength == 0 && req.BodyReader == nil && len(req.Body) == 0 {
 		base.Body = http.NoBody
@@ -343,6 +366,23 @@ func newNetRequest(c *Context, ctx context.Context) (*http.Request, *adaptBody) 
 		r.SetPathValue(k, v)
 	}
 	return r, body
+}
+
+// declaredTrailers returns the keys named by Trailer field values, with nil
+// values, leaving out those net/http refuses as trailer keys.
+func declaredTrailers(vs []string) http.Header {
+	t := make(http.Header)
+	for _, v := range vs {
+		for key := range strings.SplitSeq(v, ",") {
+			key = textproto.CanonicalMIMEHeaderKey(strings.TrimSpace(key))
+			switch key {
+			case "", "Transfer-Encoding", "Trailer", "Content-Length":
+				continue
+			}
+			t[key] = nil
+		}
+	}
+	return t
 }
 
 // skipRequestField drops HTTP/2 pseudo-header fields should a protocol pass them.
@@ -417,7 +457,8 @@ type adaptBody struct {
 	req    *http.Request
 	r      io.Reader
 	br     bytes.Reader
-	closed atomic.Bool // the handler returned: the Context is gone
+	mu     sync.Mutex  // serialises Close with the end of the handler
+	closed atomic.Bool // closed by the handler, or the handler returned
 	eof    bool
 }
 
@@ -451,12 +492,28 @@ func (b *adaptBody) fillTrailer() {
 	}
 }
 
-// Close is a no-op: the rest of the body is the protocol's to drain.
-func (b *adaptBody) Close() error { return nil }
+// Close ends the body: later Reads fail with http.ErrBodyReadAfterClose, and a
+// Read blocked on another goroutine returns with an error, as with net/http (a
+// gRPC server reads from a goroutine of its own and closes the body to stop it).
+// The rest of the body is the protocol's to drain or drop.
+func (b *adaptBody) Close() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed.Swap(true) {
+		return nil
+	}
+	if cl, ok := b.r.(io.Closer); ok {
+		_ = cl.Close() // the protocol's body reader (the Context is still alive)
+	}
+	return nil
+}
 
+// close marks the body closed once the handler returned (the Context is gone).
 func (b *adaptBody) close() {
 	if b != nil {
+		b.mu.Lock()
 		b.closed.Store(true)
+		b.mu.Unlock()
 	}
 }
 
@@ -475,6 +532,9 @@ type adaptWriter struct {
 	done   bool // the response is finished or handed to the Celeris chain
 	// switching: WriteHeader(101) came before a Hijack (adapt_hijack.go).
 	switching bool
+	// declared lists the trailer names of the Trailer field when the header was
+	// sent (net/http's declareTrailer); their values are read at the end.
+	declared []string
 }
 
 var adaptWriters = sync.Pool{New: func() any { return new(adaptWriter) }}
@@ -497,7 +557,8 @@ func releaseAdaptWriter(w *adaptWriter) {
 		h = nil
 	}
 	clear(h)
-	*w = adaptWriter{buf: buf, header: h}
+	clear(w.declared)
+	*w = adaptWriter{buf: buf, header: h, declared: w.declared[:0]}
 	adaptWriters.Put(w)
 }
 
@@ -510,8 +571,9 @@ func (w *adaptWriter) Header() http.Header {
 	return w.header
 }
 
-// WriteHeader sets the status. 1xx codes are ignored (see Adapt); a second call is
-// ignored.
+// WriteHeader sets the status. A 1xx code other than 101 sends an informational
+// response with the header's current fields, as net/http does (101 is ignored: no
+// Upgrade through Adapt); a second final status is ignored.
 func (w *adaptWriter) WriteHeader(code int) {
 	if code < 100 || code > 999 {
 		panic(fmt.Sprintf("invalid WriteHeader code %v", code))
@@ -520,7 +582,13 @@ func (w *adaptWriter) WriteHeader(code int) {
 		w.switching = true // sent by Hijack (adapt_hijack.go)
 		return
 	}
-	if w.wrote || w.done || code < 200 {
+	if w.wrote || w.done {
+		return
+	}
+	if code < 200 {
+		if code != http.StatusSwitchingProtocols {
+			_ = w.c.writeInformational(code, netFields(w.header))
+		}
 		return
 	}
 	w.wrote, w.status = true, code
@@ -658,6 +726,7 @@ func (w *adaptWriter) FlushError() error {
 // startStream sends the header of a streamed response; sniff is the start of the
 // body, for Content-Type detection.
 func (w *adaptWriter) startStream(sniff []byte) error {
+	w.declareTrailers()
 	copyNetHeader(w.c, w.header, sniff, !w.noBody)
 	sw, err := w.c.Stream(w.status, "")
 	if err != nil {
@@ -676,14 +745,89 @@ func (w *adaptWriter) finish() error {
 	if !w.wrote {
 		w.WriteHeader(http.StatusOK)
 	}
-	if w.sw != nil {
-		if w.err == nil && len(w.buf) > 0 && !w.head {
-			_, _ = w.sw.Write(w.buf) // the protocol ends the stream after the handler
+	if w.sw == nil {
+		w.declareTrailers()
+		if len(w.declared) == 0 && !w.hasPrefixTrailers() {
+			copyNetHeader(w.c, w.header, w.buf, !w.noBody)
+			return w.c.Blob(w.status, "", w.buf)
 		}
-		return w.err
+		// Trailers follow the body: stream it (chunked on HTTP/1.1, as net/http
+		// sends a response with declared trailers).
+		if err := w.startStream(w.buf); err != nil {
+			return err
+		}
 	}
-	copyNetHeader(w.c, w.header, w.buf, !w.noBody)
-	return w.c.Blob(w.status, "", w.buf)
+	if w.err == nil && len(w.buf) > 0 && !w.head {
+		_, _ = w.sw.Write(w.buf) // the protocol ends the stream after the handler
+	}
+	w.setTrailers()
+	return w.err
+}
+
+// EnableFullDuplex lets the handler read the request body while it writes the
+// response (http.ResponseController). Celeris never stops a handler from reading
+// its body once the response started, on either protocol, so this only says yes.
+func (w *adaptWriter) EnableFullDuplex() error { return nil }
+
+// declareTrailers records the trailer names of the Trailer field (once, when the
+// header is sent), leaving out the fields that may not be trailers.
+func (w *adaptWriter) declareTrailers() {
+	if len(w.declared) > 0 {
+		return
+	}
+	for _, v := range w.header["Trailer"] {
+		for key := range strings.SplitSeq(v, ",") {
+			key = textproto.CanonicalMIMEHeaderKey(strings.TrimSpace(key))
+			if !httpmsg.ForbiddenTrailer(key) {
+				w.declared = append(w.declared, key)
+			}
+		}
+	}
+}
+
+// hasPrefixTrailers reports http.TrailerPrefix keys in the header.
+func (w *adaptWriter) hasPrefixTrailers() bool {
+	for k := range w.header {
+		if strings.HasPrefix(k, http.TrailerPrefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// setTrailers hands the final trailers to the Context, which ends the stream
+// with them (net/http's finalTrailers: TrailerPrefix keys, then the declared
+// names' values).
+func (w *adaptWriter) setTrailers() {
+	for k, vs := range w.header {
+		name, ok := strings.CutPrefix(k, http.TrailerPrefix)
+		if !ok {
+			continue
+		}
+		for _, v := range vs {
+			w.c.AddTrailer(name, sanitizeFieldValue(v))
+		}
+	}
+	for _, k := range w.declared {
+		for _, v := range w.header[k] {
+			w.c.AddTrailer(k, sanitizeFieldValue(v))
+		}
+	}
+}
+
+// netFields converts h to fields (an informational response's), leaving out
+// those Adapt drops from responses.
+func netFields(h http.Header) []httpmsg.Field {
+	var fields []httpmsg.Field
+	for k, vs := range h {
+		if dropResponseField(k) {
+			continue
+		}
+		for _, v := range vs {
+			fields = append(fields, httpmsg.Field{Name: k, Value: sanitizeFieldValue(v)})
+		}
+	}
+	return fields
 }
 
 // copyNetHeader moves the fields of h to c's response header, replacing fields of
@@ -722,7 +866,7 @@ func copyNetHeader(c *Context, h http.Header, body []byte, sniff bool) {
 func dropResponseField(k string) bool {
 	switch k {
 	case "Content-Length", "Transfer-Encoding", "Connection", "Keep-Alive",
-		"Proxy-Connection", "Upgrade", "Date", "Trailer":
+		"Proxy-Connection", "Upgrade", "Date":
 		return true
 	}
 	return strings.HasPrefix(k, http.TrailerPrefix)

@@ -62,6 +62,7 @@ type Context struct {
 	ctx            context.Context // set by SetContext or Context (tCtx)
 	stream         StreamWriter    // the writer Stream returns (tStream)
 	bodyRd         bodyReader      // the reader BodyReader returns (tBody)
+	trailer        []httpmsg.Field // response trailers, SetTrailer (tTrailer)
 }
 
 // Bits of Context.touched: which of the fields after hdrBuf a request set, so that
@@ -77,6 +78,7 @@ const (
 	tOverride
 	tCtx
 	tStream
+	tTrailer
 )
 
 type kv struct{ k, v string }
@@ -145,6 +147,9 @@ func (c *Context) reset() {
 	}
 	if t&tStream != 0 {
 		c.stream.w, c.stream.c = nil, nil
+	}
+	if t&tTrailer != 0 {
+		c.resetTrailers()
 	}
 }
 
@@ -562,6 +567,9 @@ func (c *Context) blob(code int, b []byte) error {
 		c.capBody = append(c.capBody[:0], b...)
 		return nil
 	}
+	if c.touched&tTrailer != 0 {
+		return c.blobWithTrailers(code, b) // trailer.go
+	}
 	return c.w.WriteResponse(code, c.header, b)
 }
 
@@ -624,8 +632,8 @@ func (c *Context) Redirect(code int, location string) error {
 }
 
 // Stream starts a streamed response (chunked on HTTP/1.1, DATA frames on HTTP/2)
-// and returns a writer with Flush. The response ends when the handler returns.
-// A status outside 200-999 panics (see Blob).
+// and returns a writer with Flush. The response ends when the handler returns,
+// with the trailers set by SetTrailer. A status outside 200-999 panics (see Blob).
 func (c *Context) Stream(code int, contentType string) (*StreamWriter, error) {
 	if c.written {
 		return nil, ErrResponseWritten
@@ -636,6 +644,9 @@ func (c *Context) Stream(code int, contentType string) (*StreamWriter, error) {
 	}
 	c.written = true
 	c.status = code
+	if c.touched&tTrailer != 0 {
+		c.declareTrailers() // trailer.go
+	}
 	if err := c.w.WriteHeader(code, c.header); err != nil {
 		return nil, err
 	}

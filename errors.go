@@ -7,6 +7,7 @@ import (
 
 	"github.com/celeris-dev/celeris/internal/bytesconv"
 	"github.com/celeris-dev/celeris/internal/h1"
+	"github.com/celeris-dev/celeris/internal/httpmsg"
 )
 
 // HTTPError is an error with an HTTP status. Handlers return it; the server's error
@@ -49,6 +50,9 @@ var (
 	// because the connection closed, or the client's input ended, before the body
 	// was complete.
 	ErrBodyAborted = h1.ErrBodyAborted
+	// ErrInformationalStatus: WriteInformational was called with a status outside
+	// 100-199, or with 101 (a protocol switch belongs to Upgrade).
+	ErrInformationalStatus = httpmsg.ErrInformational
 )
 
 // Errors the router hands the error handler (as Echo's do). Compare them with

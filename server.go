@@ -378,7 +378,7 @@ func (s *Server) run(c *Context) {
 		_ = c.NoContent(code)
 	}
 	if c.streaming {
-		_ = c.w.End(nil)
+		_ = c.w.End(c.trailer) // nil unless SetTrailer was called
 	}
 }
 

@@ -11,6 +11,9 @@
 // join the output batch. Other requests join the connection's batch, which one
 // worker goroutine serves in order (pipelining) and hands back through Conn.mu and
 // a wake-up; OnWake writes those bytes and gives the connection back to the loop.
+// A streamed body keeps flowing to its handler after the response started (full
+// duplex); interim responses (WriteInformational, 100 Continue) are handed to the
+// loop at once; trailers given to End form the chunked body's trailer section.
 //
 // Hardening: framing is strict (RFC 9112 §6.3: Content-Length with
 // Transfer-Encoding, differing Content-Length, obs-fold, whitespace before the

@@ -328,6 +328,29 @@ func (ex *exchange) Flush() error {
 	return nil
 }
 
+// WriteInformational sends an interim (1xx) response ahead of the final one
+// (httpmsg.InformationalWriter). An HTTP/1.0 client gets none (RFC 9110 §15.2).
+// On a worker it is handed to the loop at once, as net/http flushes it.
+func (ex *exchange) WriteInformational(status int, header []httpmsg.Field) error {
+	if !httpmsg.ValidInformational(status) {
+		return httpmsg.ErrInformational
+	}
+	if ex.answered {
+		return ErrAnswered
+	}
+	if ex.http10 {
+		return nil
+	}
+	if status == 100 && ex.pipe != nil {
+		ex.pipe.sent100() // the handler sent it: no second one at the first Read
+	}
+	*ex.out = AppendInformational(*ex.out, status, header)
+	if ex.out != &ex.conn.inline {
+		return ex.conn.handOff(ex.out, false)
+	}
+	return nil
+}
+
 // End finishes a streamed response.
 func (ex *exchange) End(trailer []httpmsg.Field) error {
 	if !ex.streaming || ex.ended {

@@ -26,6 +26,7 @@ type bodyPipe struct {
 	err     error // the error the reader gets after buf drains (nil: io.EOF)
 	blocked bool  // the loop stopped feeding because the pipe is full
 	need100 bool  // send "100 Continue" on the first Read (RFC 9110 §10.1.1)
+	closed  bool  // the handler closed the body: reads fail, the rest is dropped
 	conn    *Conn
 	ex      *exchange // read only by the reader (the handler's goroutine)
 }
@@ -49,8 +50,12 @@ func (p *bodyPipe) Read(b []byte) (int, error) {
 			p.mu.Lock()
 		}
 	}
-	for len(p.buf)-p.off == 0 && !p.done {
+	for len(p.buf)-p.off == 0 && !p.done && !p.closed {
 		p.cond.Wait()
+	}
+	if p.closed {
+		p.mu.Unlock()
+		return 0, ErrBodyClosed
 	}
 	if len(p.buf)-p.off == 0 {
 		err := p.err
@@ -74,6 +79,35 @@ func (p *bodyPipe) Read(b []byte) (int, error) {
 		p.conn.c.Wake()
 	}
 	return n, nil
+}
+
+// ErrBodyClosed is returned by a streamed request body's Read after Close.
+var ErrBodyClosed = errors.New("h1: read on a closed request body")
+
+// Close makes the pending and later Reads fail with ErrBodyClosed (a handler,
+// or its reading goroutine, is done with the body: net/http's Body.Close unblocks
+// a concurrent Read too). The rest of the body is not read: the connection closes
+// after the response unless it had all arrived.
+func (p *bodyPipe) Close() error {
+	p.mu.Lock()
+	p.closed = true
+	p.need100 = false
+	p.buf, p.off = p.buf[:0], 0
+	wake := p.blocked
+	p.blocked = false
+	p.cond.Broadcast()
+	p.mu.Unlock()
+	if wake {
+		p.conn.c.Wake()
+	}
+	return nil
+}
+
+// sent100 records that the handler sent 100 Continue itself.
+func (p *bodyPipe) sent100() {
+	p.mu.Lock()
+	p.need100 = false
+	p.mu.Unlock()
 }
 
 // completeOK reports whether the whole body arrived without error.
@@ -120,7 +154,9 @@ func (cn *Conn) feedPipe(in []byte) int {
 	)
 	if !ex.chunked {
 		n = min(int(ex.msg.ContentLength-ex.fed), len(in), space)
-		p.buf = append(p.buf, in[:n]...)
+		if !p.closed {
+			p.buf = append(p.buf, in[:n]...)
+		}
 		ex.fed += int64(n)
 		complete = ex.fed == ex.msg.ContentLength
 	} else {
@@ -133,6 +169,9 @@ func (cn *Conn) feedPipe(in []byte) int {
 		// Decode counts the body it decoded against max itself.
 		n, p.buf, complete, err = cn.chunk.Decode(in, p.buf, max)
 		ex.fed += int64(len(p.buf) - before)
+		if p.closed {
+			p.buf = p.buf[:0] // nobody reads it
+		}
 		if complete {
 			ex.copyTrailers(cn.chunk.Trailers())
 		}

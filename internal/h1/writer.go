@@ -232,11 +232,31 @@ func AppendChunk(dst, p []byte) []byte {
 
 // AppendLastChunk appends the last chunk, the trailer fields and the final empty
 // line: "0\r\n<trailers>\r\n" (RFC 9112 §7.1.2). Trailers are sanitized as in
-// AppendHead, and the framing and connection fields are dropped (RFC 9110 §6.5.1:
-// they must not be sent as trailers).
+// AppendHead, and the fields RFC 9110 §6.5.1 keeps out of trailers (framing,
+// routing, authentication, controls, content format: httpmsg.ForbiddenTrailer)
+// are dropped.
 func AppendLastChunk(dst []byte, trailer []httpmsg.Field) []byte {
 	dst = append(dst, "0\r\n"...)
-	dst = appendFields(dst, trailer, false, nil)
+	for i := range trailer {
+		if httpmsg.ForbiddenTrailer(trailer[i].Name) {
+			continue
+		}
+		dst = appendFields(dst, trailer[i:i+1], false, nil)
+	}
+	return append(dst, "\r\n"...)
+}
+
+// AppendInformational appends an interim response: status line, the caller's
+// fields (checked as AppendHead's; no Date, framing or Connection field) and the
+// empty line (RFC 9110 §15.2, RFC 9112 §4).
+func AppendInformational(dst []byte, status int, header []httpmsg.Field) []byte {
+	dst = AppendStatusLine(dst, status)
+	for i := range header {
+		if equalLowerString(header[i].Name, "connection") {
+			continue
+		}
+		dst = appendFields(dst, header[i:i+1], false, nil)
+	}
 	return append(dst, "\r\n"...)
 }
 

@@ -18,7 +18,7 @@ func (r *bodyReader) Read(p []byte) (int, error) {
 	s := r.s
 	c := s.c
 	c.mu.Lock()
-	for len(s.sh.in) == s.sh.inRd && !s.sh.inEOF && s.sh.inErr == nil {
+	for len(s.sh.in) == s.sh.inRd && !s.sh.inEOF && s.sh.inErr == nil && !s.sh.inClosed {
 		wake := false
 		if s.sh.consumed > 0 {
 			wake = c.notifyLocked(s)
@@ -47,7 +47,9 @@ func (r *bodyReader) Read(p []byte) (int, error) {
 		return n, nil
 	}
 	err := s.sh.inErr
-	if err == nil && s.sh.inEOF {
+	if s.sh.inClosed {
+		err = ErrBodyClosed
+	} else if err == nil && s.sh.inEOF {
 		err = io.EOF
 	}
 	c.mu.Unlock()

@@ -24,6 +24,8 @@ var (
 	ErrStreamClosed = errors.New("h2: stream closed")
 	// ErrAnswered is returned when a handler starts a second response.
 	ErrAnswered = errors.New("h2: response already started")
+	// ErrBodyClosed is returned by a request body's Read after its Close.
+	ErrBodyClosed = errors.New("h2: read on a closed request body")
 	// ErrBodyTooLarge is returned by the body reader when a streamed request body
 	// exceeds Config.MaxRequestBodySize.
 	ErrBodyTooLarge = errors.New("h2: request body too large")

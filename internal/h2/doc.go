@@ -52,7 +52,10 @@
 // the ready streams (send.go): HEADERS (+CONTINUATION, split at the peer's
 // SETTINGS_MAX_FRAME_SIZE) always go first, then DATA cut by the peer's frame size
 // and the stream and connection send windows; what does not fit waits in the send
-// queue for WINDOW_UPDATE. A worker's Write blocks while more than maxQueued bytes
+// queue for WINDOW_UPDATE. Interim (1xx) heads queued by WriteInformational go out
+// before the final HEADERS, each a HEADERS without END_STREAM; trailers given to
+// End are a last HEADERS with END_STREAM, after the DATA or right after the
+// response HEADERS when there is none (informational.go, send.go). A worker's Write blocks while more than maxQueued bytes
 // of its stream are unsent. Every frame of one callback is appended to one buffer
 // and leaves through httpmsg.Conn.Write at the end of the callback, so the engine
 // writes once per loop iteration.

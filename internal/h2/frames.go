@@ -265,7 +265,7 @@ func (c *Conn) deliver(s *stream, data []byte) {
 		return
 	}
 	c.mu.Lock()
-	if s.sh.done || s.sh.dead {
+	if s.sh.done || s.sh.dead || s.sh.inClosed {
 		c.mu.Unlock()
 		s.recvCredit += n
 		c.recvCredit += n

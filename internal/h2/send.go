@@ -57,6 +57,9 @@ func (c *Conn) service(s *stream) {
 // then DATA as the windows allow, then END_STREAM or trailers. c.mu is held.
 func (c *Conn) pumpLocked(s *stream) {
 	sh := &s.sh
+	if len(sh.interim) > 0 {
+		c.writeInterims(s)
+	}
 	if sh.hdrReady {
 		sh.hdrReady = false
 		s.noBody = s.isHead || bodyless(sh.status)
@@ -404,11 +407,13 @@ func (h *hdrCache) store(c *Conn, status int, fields []httpmsg.Field, length int
 	h.block = append(h.block[:0], c.hw.b...)
 }
 
-// writeTrailers sends trailer fields as the final HEADERS with END_STREAM.
+// writeTrailers sends trailer fields as the final HEADERS with END_STREAM. The
+// fields RFC 9110 §6.5.1 keeps out of trailers are dropped
+// (httpmsg.ForbiddenTrailer; pseudo-header fields among them, RFC 9113 §8.1).
 func (c *Conn) writeTrailers(s *stream, fields []httpmsg.Field) {
 	c.hw.b = c.hw.b[:0]
 	for _, f := range fields {
-		if validResponseField(f.Name, f.Value) {
+		if validResponseField(f.Name, f.Value) && !httpmsg.ForbiddenTrailer(f.Name) {
 			c.encode(c.lowerName(f.Name), f.Value, true)
 		}
 	}

@@ -65,10 +65,11 @@ type shared struct {
 	ended    bool // the handler finished its response
 	trailer  fieldBuf
 	hasTrl   bool
-	done     bool // Serve returned
-	inReady  bool // in c.ready
-	dead     bool // stream closed or connection gone: handler I/O fails
-	blocked  bool // a writer waits for data to drain
+	done     bool          // Serve returned
+	inReady  bool          // in c.ready
+	dead     bool          // stream closed or connection gone: handler I/O fails
+	blocked  bool          // a writer waits for data to drain
+	interim  []interimHead // 1xx responses waiting for the loop (informational.go)
 
 	// Request body, loop -> handler.
 	in       []byte // unread body bytes: in[inRd:]
@@ -76,6 +77,7 @@ type shared struct {
 	inEOF    bool
 	inErr    error
 	readWait bool  // a reader waits for bytes
+	inClosed bool  // the handler closed the body: arriving bytes are dropped
 	consumed int64 // bytes read by the handler, not yet credited by the loop
 }
 
@@ -153,7 +155,8 @@ func (c *Conn) maybeRecycle(s *stream) {
 	}
 	sh.hasTrl, sh.done, sh.inReady, sh.dead, sh.blocked = false, false, false, false, false
 	sh.in, sh.inRd, sh.inEOF, sh.inErr = in, 0, false, nil
-	sh.readWait, sh.consumed = false, 0
+	sh.readWait, sh.consumed, sh.inClosed = false, 0, false
+	sh.interim = nil // rare: not worth keeping
 	// A stream on the free list stays "closed", so a stale reference is inert.
 	// Its request context (cancelled by now) is dropped, never reused: user code
 	// may still hold it (context.go). Every other field is reset one by one

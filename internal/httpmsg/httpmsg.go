@@ -14,7 +14,11 @@
 //     reports whether its handler may run inline on the loop.
 //  3. The protocol calls Handler.Serve, inline or on a pooled worker goroutine (see
 //     internal/work). Serve answers through the ResponseWriter exactly once (a complete
-//     response with WriteResponse, or a streamed one with WriteHeader/Write/Flush/End).
+//     response with WriteResponse, or a streamed one with WriteHeader/Write/Flush/End,
+//     whose End carries the trailers). Before that answer, a writer that implements
+//     InformationalWriter may send any number of interim (1xx) responses. A streamed
+//     request body (BodyReader) may be read while the response is written (full
+//     duplex); when it is an io.Closer, Close ends a Read blocked on another goroutine.
 //  4. The protocol turns the answer into bytes on the loop that owns the connection.
 //
 // Lifetimes: a Request and every string, slice and reader in it are valid until Serve
@@ -236,4 +240,62 @@ func EqualFold(a, b string) bool {
 		}
 	}
 	return true
+}
+
+// InformationalWriter is implemented by a ResponseWriter that can send
+// informational (1xx) responses ahead of the final one (RFC 9110 §15.2): 103 Early
+// Hints, or a 100 Continue the handler sends itself. The h1 exchange and the h2
+// stream implement it.
+type InformationalWriter interface {
+	// WriteInformational sends an interim response with status (100-199, not
+	// 101: a protocol switch is the final response of an Upgrade, and HTTP/2 has
+	// none, RFC 9113 §8.6) and header. It may be called several times before the
+	// final response starts, never after it (the protocol's "already answered"
+	// error). An HTTP/1.0 client gets nothing (RFC 9110 §15.2: a server must not
+	// send 1xx to it) and the call returns nil. The fields are borrowed for the
+	// duration of the call; the writer adds no Date or framing field.
+	WriteInformational(status int, header []Field) error
+}
+
+// ErrInformational is returned for a status WriteInformational may not send.
+var ErrInformational = errors.New("httpmsg: informational status must be 100-199 and not 101")
+
+// ValidInformational reports whether status may be sent with WriteInformational.
+func ValidInformational(status int) bool {
+	return status >= 100 && status < 200 && status != 101
+}
+
+// ForbiddenTrailer reports whether a field named name (any case) must not be sent
+// as a trailer, and is dropped by the writers: RFC 9110 §6.5.1 keeps out of the
+// trailer section the fields needed before the content is processed: message
+// framing (Content-Length, Transfer-Encoding, Trailer, TE), routing (Host), request
+// modifiers (controls and conditionals: Cache-Control, Expect, Max-Forwards,
+// Pragma, Range, If-*), authentication (Authorization, Proxy-*, WWW-Authenticate,
+// Set-Cookie), response control data (Age, Date, Expires, Location, Retry-After,
+// Vary) and content format (Content-Type, Content-Encoding, Content-Range),
+// plus the connection-specific fields (Connection, Keep-Alive, Proxy-Connection,
+// Upgrade) and HTTP/2 pseudo-header fields (RFC 9113 §8.1). It covers net/http's
+// badTrailer list.
+func ForbiddenTrailer(name string) bool {
+	if name == "" || name[0] == ':' {
+		return true
+	}
+	if len(name) > 3 && EqualFold(name[:3], "if-") {
+		return true
+	}
+	for _, f := range forbiddenTrailers {
+		if EqualFold(name, f) {
+			return true
+		}
+	}
+	return false
+}
+
+var forbiddenTrailers = [...]string{
+	"Age", "Authorization", "Cache-Control", "Connection", "Content-Encoding",
+	"Content-Length", "Content-Range", "Content-Type", "Date", "Expect", "Expires",
+	"Host", "Keep-Alive", "Location", "Max-Forwards", "Pragma", "Proxy-Authenticate",
+	"Proxy-Authorization", "Proxy-Connection", "Range", "Realm", "Retry-After",
+	"Set-Cookie", "TE", "Trailer", "Transfer-Encoding", "Upgrade", "Vary",
+	"WWW-Authenticate",
 }

@@ -1,0 +1,178 @@
+// Package interop runs other projects' own test suites against Celeris: grpc-go's
+// interop client cases and connect-go's client in every protocol. It is a module of
+// its own so that the core module never depends on grpc or connect.
+package interop
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/h2c"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	grpcinterop "google.golang.org/grpc/interop"
+	testgrpc "google.golang.org/grpc/interop/grpc_testing"
+
+	"github.com/celeris-dev/celeris"
+)
+
+// grpcCases are grpc-go's interop client cases that need no credentials or
+// load balancer (interop/client/client.go).
+var grpcCases = []string{
+	"empty_unary", "large_unary", "client_streaming", "server_streaming", "ping_pong",
+	"empty_stream", "timeout_on_sleeping_server", "cancel_after_begin",
+	"cancel_after_first_response", "custom_metadata", "status_code_and_message",
+	"special_status_message", "unimplemented_method", "unimplemented_service",
+}
+
+const (
+	envCase = "CELERIS_INTEROP_CASE"
+	envAddr = "CELERIS_INTEROP_ADDR"
+)
+
+// newGRPCServer is grpc-go's interop test server.
+func newGRPCServer() *grpc.Server {
+	gs := grpc.NewServer()
+	testgrpc.RegisterTestServiceServer(gs, grpcinterop.NewTestServer())
+	return gs
+}
+
+// startCeleris serves register's routes on 127.0.0.1:0 until the test ends.
+func startCeleris(t *testing.T, cfg celeris.Config, register func(s *celeris.Server)) string {
+	t.Helper()
+	cfg.Addr = "127.0.0.1:0"
+	if cfg.EventLoops == 0 {
+		cfg.EventLoops = 2
+	}
+	s := celeris.New(cfg)
+	register(s)
+	errc := make(chan error, 1)
+	go func() { errc <- s.Start() }()
+	select {
+	case <-s.Ready():
+	case err := <-errc:
+		t.Fatalf("start: %v", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("server did not start")
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := s.Shutdown(ctx); err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+		if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+			t.Errorf("start returned %v", err)
+		}
+	})
+	return s.Addr().String()
+}
+
+// startNetHTTP serves h over h2c with net/http and x/net's h2c handler: the
+// reference the same cases run against, which shows the harness itself is sound.
+func startNetHTTP(t *testing.T, h http.Handler) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: h2c.NewHandler(h, &http2.Server{})}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	return ln.Addr().String()
+}
+
+// TestGRPCInterop runs each case in a child process (grpc-go's cases end the
+// process with log.Fatal on failure) against grpc-go's interop server mounted with
+// celeris.Adapt, on worker routes (handlers may block, as gRPC's do).
+func TestGRPCInterop(t *testing.T) {
+	if os.Getenv(envCase) != "" {
+		t.Skip("child process")
+	}
+	targets := map[string]string{
+		"celeris-h2c": startCeleris(t, celeris.Config{}, func(s *celeris.Server) {
+			s.POST("/*rpc", celeris.Adapt(newGRPCServer()))
+		}),
+		"nethttp-h2c": startNetHTTP(t, newGRPCServer()),
+	}
+	for _, name := range []string{"nethttp-h2c", "celeris-h2c"} {
+		addr := targets[name]
+		t.Run(name, func(t *testing.T) {
+			for _, tc := range grpcCases {
+				t.Run(tc, func(t *testing.T) {
+					t.Parallel()
+					runCase(t, tc, addr)
+				})
+			}
+		})
+	}
+}
+
+// runCase runs one interop case against addr in a child process.
+func runCase(t *testing.T, tc, addr string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestGRPCInteropChild$", "-test.count=1")
+	cmd.Env = append(os.Environ(), envCase+"="+tc, envAddr+"="+addr)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s against %s: %v\n%s", tc, addr, err, strings.TrimSpace(string(out)))
+	}
+}
+
+// TestGRPCInteropChild is the child side of TestGRPCInterop: one case, one
+// client connection.
+func TestGRPCInteropChild(t *testing.T) {
+	tc, addr := os.Getenv(envCase), os.Getenv(envAddr)
+	if tc == "" {
+		t.Skip("run by TestGRPCInterop")
+	}
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	client := testgrpc.NewTestServiceClient(conn)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	switch tc {
+	case "empty_unary":
+		grpcinterop.DoEmptyUnaryCall(ctx, client)
+	case "large_unary":
+		grpcinterop.DoLargeUnaryCall(ctx, client)
+	case "client_streaming":
+		grpcinterop.DoClientStreaming(ctx, client)
+	case "server_streaming":
+		grpcinterop.DoServerStreaming(ctx, client)
+	case "ping_pong":
+		grpcinterop.DoPingPong(ctx, client)
+	case "empty_stream":
+		grpcinterop.DoEmptyStream(ctx, client)
+	case "timeout_on_sleeping_server":
+		grpcinterop.DoTimeoutOnSleepingServer(ctx, client)
+	case "cancel_after_begin":
+		grpcinterop.DoCancelAfterBegin(ctx, client)
+	case "cancel_after_first_response":
+		grpcinterop.DoCancelAfterFirstResponse(ctx, client)
+	case "custom_metadata":
+		grpcinterop.DoCustomMetadata(ctx, client)
+	case "status_code_and_message":
+		grpcinterop.DoStatusCodeAndMessage(ctx, client)
+	case "special_status_message":
+		grpcinterop.DoSpecialStatusMessage(ctx, client)
+	case "unimplemented_method":
+		grpcinterop.DoUnimplementedMethod(ctx, conn)
+	case "unimplemented_service":
+		grpcinterop.DoUnimplementedService(ctx, testgrpc.NewUnimplementedServiceClient(conn))
+	default:
+		t.Fatalf("unknown case %q", tc)
+	}
+}
