@@ -5,7 +5,6 @@ package interop
 
 import (
 	"context"
-	"errors"
 	"net"
 	"net/http"
 	"os"
@@ -22,6 +21,7 @@ import (
 	testgrpc "google.golang.org/grpc/interop/grpc_testing"
 
 	"github.com/celeris-dev/celeris"
+	"github.com/celeris-dev/celeris/celeristest"
 )
 
 // grpcCases are grpc-go's interop client cases that need no credentials or
@@ -48,32 +48,8 @@ func newGRPCServer() *grpc.Server {
 // startCeleris serves register's routes on 127.0.0.1:0 until the test ends.
 func startCeleris(t *testing.T, cfg celeris.Config, register func(s *celeris.Server)) string {
 	t.Helper()
-	cfg.Addr = "127.0.0.1:0"
-	if cfg.EventLoops == 0 {
-		cfg.EventLoops = 2
-	}
-	s := celeris.New(cfg)
-	register(s)
-	errc := make(chan error, 1)
-	go func() { errc <- s.Start() }()
-	select {
-	case <-s.Ready():
-	case err := <-errc:
-		t.Fatalf("start: %v", err)
-	case <-time.After(10 * time.Second):
-		t.Fatal("server did not start")
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := s.Shutdown(ctx); err != nil {
-			t.Errorf("shutdown: %v", err)
-		}
-		if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
-			t.Errorf("start returned %v", err)
-		}
-	})
-	return s.Addr().String()
+	_, addr := celeristest.Serve(t, cfg, register)
+	return addr
 }
 
 // startNetHTTP serves h over h2c with net/http and x/net's h2c handler: the
