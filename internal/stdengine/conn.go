@@ -38,9 +38,16 @@ var aLongTimeAgo = time.Unix(1, 0)
 // errTimeout ends a connection past its read-header or idle deadline.
 var errTimeout = errors.New("stdengine: timeout")
 
-// bufSize is the size of a connection's pooled read buffer: a TLS record's
-// plaintext is at most 16 KiB, and most request heads are far smaller.
-const bufSize = 32 << 10
+// Read buffers. A connection waits for its next request with a small buffer of
+// its own (most requests fit in it and are consumed whole), and takes a pooled
+// bufSize buffer while more comes at once (a large head, a body, HTTP/2 frames),
+// growing it on demand up to MaxBufferedInput. It goes back to the small one once
+// its input is consumed and the last read was small: an idle keep-alive
+// connection holds 2 KiB, not 32 (crypto/tls keeps its own record buffer besides).
+const (
+	smallSize = 2 << 10
+	bufSize   = 32 << 10 // a TLS record's plaintext is at most 16 KiB
+)
 
 var bufPool = sync.Pool{New: func() any { b := make([]byte, bufSize); return &b }}
 
@@ -54,10 +61,11 @@ type conn struct {
 	tls    *tls.ConnectionState // set by the owner after the handshake, before the protocol exists
 
 	proto httpmsg.Proto
-	out   []byte // output batch of the current iteration
-	in    []byte // read buffer; in[r:w] is unconsumed input
-	bufp  *[]byte
+	out   []byte  // output batch of the current iteration
+	in    []byte  // read buffer (small, pooled or grown); in[r:w] is unconsumed input
+	bufp  *[]byte // the pooled buffer in holds, nil if none
 	r, w  int
+	last  int // bytes the last Read returned
 
 	fresh        bool  // nothing was read yet: the read-header timeout runs from start
 	start        int64 // when serving began, unix ns
@@ -77,6 +85,8 @@ type conn struct {
 	aborted atomic.Bool   // the engine stops: close now
 
 	wr writer
+
+	small [smallSize]byte // the read buffer while input is light
 }
 
 func newConn(e *Engine, nc net.Conn) *conn {
@@ -156,8 +166,7 @@ func (c *conn) serve() {
 		_ = c.raw.Close()
 		return
 	}
-	bp := bufPool.Get().(*[]byte)
-	c.bufp, c.in = bp, *bp
+	c.in = c.small[:]
 	c.start = time.Now().UnixNano()
 	c.lastActive, c.fresh = c.start, true
 	go c.wr.run(c)
@@ -353,6 +362,7 @@ func (c *conn) wait() error {
 	n, err := c.nc.Read(c.in[c.w:])
 	if n > 0 {
 		c.w += n
+		c.last = n
 		c.lastActive, c.fresh = time.Now().UnixNano(), false
 	}
 	if err == nil {
@@ -391,17 +401,41 @@ func (c *conn) waitWake(dl, now int64) error {
 	return nil
 }
 
-// makeRoom compacts or grows the read buffer so that a Read has space.
+// makeRoom compacts, swaps or grows the read buffer so that a Read has space.
 func (c *conn) makeRoom() {
+	if c.r == c.w {
+		c.r, c.w = 0, 0
+		if len(c.in) > smallSize && c.last <= smallSize {
+			c.releaseBuf()
+		}
+	}
 	if c.r > 0 && (c.w == len(c.in) || c.r >= len(c.in)/2) {
 		c.w = copy(c.in, c.in[c.r:c.w])
 		c.r = 0
 	}
-	if c.w == len(c.in) {
-		nb := make([]byte, min(2*len(c.in), c.eng.cfg.MaxBufferedInput))
-		copy(nb, c.in[:c.w])
-		c.in = nb
+	if c.w < len(c.in) {
+		return
 	}
+	if len(c.in) == smallSize {
+		bp := bufPool.Get().(*[]byte)
+		copy(*bp, c.in[:c.w])
+		c.in, c.bufp = *bp, bp
+		return
+	}
+	nb := make([]byte, max(len(c.in)+1, min(2*len(c.in), c.eng.cfg.MaxBufferedInput)))
+	copy(nb, c.in[:c.w])
+	c.releaseBuf()
+	c.in = nb
+}
+
+// releaseBuf gives a pooled buffer back and makes the small one the read buffer
+// (its content is dropped: call it when in is empty or replaced).
+func (c *conn) releaseBuf() {
+	if c.bufp != nil {
+		bufPool.Put(c.bufp)
+		c.bufp = nil
+	}
+	c.in = c.small[:]
 }
 
 // inputEnded handles the end of the client's input (it half-closed or closed),
@@ -476,9 +510,6 @@ func (c *conn) finish(err error) {
 	if c.proto != nil {
 		c.proto.OnClose(err)
 	}
-	if c.bufp != nil && cap(c.in) == bufSize {
-		*c.bufp = c.in[:bufSize]
-		bufPool.Put(c.bufp)
-	}
-	c.in, c.bufp = nil, nil
+	c.releaseBuf()
+	c.in = nil
 }
