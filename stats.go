@@ -4,7 +4,7 @@ import "sync/atomic"
 
 // Stats is a snapshot of server counters, for metrics.
 type Stats struct {
-	OpenConnections int   // connections open now (HTTP/1.x and HTTP/2)
+	OpenConnections int   // connections open now (HTTP/1.x and HTTP/2, plaintext and TLS)
 	ActiveStreams   int64 // HTTP/2 streams open now
 	ActiveRequests  int64 // requests being served: handlers running now, and the requests pipelined behind them in one worker's batch
 }
@@ -16,10 +16,10 @@ func (s *Server) Stats() Stats {
 		ActiveRequests: s.activeRequests.Load(),
 	}
 	s.mu.Lock()
-	eng := s.eng
+	engs := s.engines()
 	s.mu.Unlock()
-	if eng != nil {
-		st.OpenConnections = eng.OpenConnections()
+	for _, eng := range engs {
+		st.OpenConnections += eng.OpenConnections()
 	}
 	return st
 }

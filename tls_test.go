@@ -414,6 +414,9 @@ func TestTLSShutdownAndCancel(t *testing.T) {
 	}
 	fmt.Fprint(conn, "GET /wait HTTP/1.1\r\nHost: localhost\r\n\r\n")
 	waitFor(t, "the request", func() bool { return s.Stats().ActiveRequests == 1 })
+	if n := s.Stats().OpenConnections; n != 1 {
+		t.Fatalf("Stats().OpenConnections = %d with one TLS connection", n)
+	}
 	conn.Close()
 	select {
 	case <-cancelled:
