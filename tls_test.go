@@ -487,3 +487,66 @@ func portOf(addr string) string {
 	_, p, _ := net.SplitHostPort(addr)
 	return p
 }
+
+// Many goroutines share one h2 TLS connection, others a pool of HTTP/1.1 TLS
+// connections; large answers arrive whole to a client that reads slowly, and a
+// large upload is read whole.
+func TestTLSConcurrentAndLarge(t *testing.T) {
+	_, _, secure := startTLSServer(t, Config{MaxRequestBodySize: 64 << 20}, tlsRoutes)
+	for _, h2 := range []bool{true, false} {
+		c := tlsClient(t, h2)
+		var wg sync.WaitGroup
+		errs := make(chan error, 50)
+		for g := range 50 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range 10 {
+					resp, err := c.Get(fmt.Sprintf("https://%s/users/%d/posts/%d", secure, g, i))
+					if err != nil {
+						errs <- err
+						return
+					}
+					b, _ := io.ReadAll(resp.Body)
+					resp.Body.Close()
+					if want := fmt.Sprintf("user=%d post=%d", g, i); string(b) != want {
+						errs <- fmt.Errorf("%q, want %q", b, want)
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatalf("h2=%v: %v", h2, err)
+		}
+		resp, err := c.Get("https://" + secure + "/download?size=16777216")
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		buf := make([]byte, 256<<10)
+		for {
+			m, err := resp.Body.Read(buf)
+			n += m
+			if n < 2<<20 {
+				time.Sleep(5 * time.Millisecond) // slow at first: the output backs up
+			}
+			if err != nil {
+				break
+			}
+		}
+		resp.Body.Close()
+		if n != 16<<20 {
+			t.Fatalf("h2=%v: download got %d bytes", h2, n)
+		}
+		resp, err = c.Post("https://"+secure+"/upload", "application/octet-stream", bytes.NewReader(make([]byte, 8<<20)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if body := bodyString(t, resp); body != "8388608" {
+			t.Fatalf("h2=%v: upload: %q", h2, body)
+		}
+	}
+}
