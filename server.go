@@ -217,6 +217,7 @@ func (s *Server) start(certFile, keyFile string, tlsOnly bool) error {
 	s.configureH2()
 	if err := s.newEngines(certFile, keyFile, tlsOnly); err != nil {
 		s.eng, s.tlsEng = nil, nil
+		s.pool.Stop()
 		s.mu.Unlock()
 		return err
 	}
