@@ -127,6 +127,7 @@ func (s *Server) newStdEngine(addr string, p protocols, tc *tls.Config) servingE
 		InadequateSecurity: func() []byte {
 			return frame.AppendGoAway(nil, 0, frame.ErrCodeInadequateSecurity, []byte("TLS version or cipher suite not allowed for HTTP/2 (RFC 9113 section 9.2)"))
 		},
-		PeekWindow: s.peekWindow(),
+		HandshakeFailed: func() { s.tlsHandshakeErrors.Add(1) },
+		PeekWindow:      s.peekWindow(),
 	})
 }

@@ -254,6 +254,9 @@ func TestTLSGarbageClientHello(t *testing.T) {
 	}
 	c.Close()
 	waitFor(t, "the connections to close", func() bool { return s.Stats().OpenConnections == 0 })
+	if n := s.Stats().TLSHandshakeErrors; n != 4 {
+		t.Errorf("Stats().TLSHandshakeErrors = %d, want 4", n)
+	}
 	if l := logs.String(); l != "" {
 		t.Fatalf("logged:\n%s", l)
 	}
@@ -278,6 +281,9 @@ func TestTLSHandshakeTimeout(t *testing.T) {
 		c.Close()
 	}
 	waitFor(t, "the connections to close", func() bool { return s.Stats().OpenConnections == 0 })
+	if n := s.Stats().TLSHandshakeErrors; n != 2 {
+		t.Errorf("Stats().TLSHandshakeErrors = %d, want 2", n)
+	}
 }
 
 // A server that allows a cipher suite RFC 9113 §9.2.2 forbids answers h2 on it

@@ -73,6 +73,9 @@ type Config struct {
 	// negotiated h2 below RFC 9113 §9.2's minimum (TLS 1.2 with a blocklisted
 	// cipher suite, or a version below 1.2): a GOAWAY INADEQUATE_SECURITY frame.
 	InadequateSecurity func() []byte
+	// HandshakeFailed, when set, is called for every failed TLS handshake (which
+	// is not logged: any client can cause one per connection).
+	HandshakeFailed func()
 
 	MaxBufferedInput int // unconsumed input past which reading stops, default 512 KiB
 	PeekWindow       int // most input presented per OnData call, default 128 KiB

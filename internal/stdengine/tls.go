@@ -21,6 +21,9 @@ func (c *conn) handshake() bool {
 	// nothing, or a ClientHello a byte at a time (slowloris), is closed.
 	_ = c.raw.SetDeadline(time.Now().Add(cfg.HandshakeTimeout))
 	if err := tc.Handshake(); err != nil {
+		if f := cfg.HandshakeFailed; f != nil && !c.aborted.Load() {
+			f()
+		}
 		var re tls.RecordHeaderError
 		if errors.As(err, &re) && re.Conn != nil && looksLikeHTTP(re.RecordHeader) {
 			// As net/http: a plaintext HTTP request on the TLS port gets a
