@@ -348,6 +348,7 @@ func newNetRequest(c *Context, ctx context.Context) (*http.Request, *adaptBody) 
 		base.Trailer = declaredTrailers(vs)
 		delete(header, "Trailer")
 	}
+	base.TLS = req.TLS // nil over plaintext, as net/http has it
 	var body *adaptBody
 	if req.ContentLength == 0 && req.BodyReader == nil && len(req.Body) == 0 {
 		base.Body = http.NoBody

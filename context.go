@@ -194,7 +194,8 @@ func (c *Context) RequestURI() string { return c.req.RequestURI }
 // ContentLength is the declared request body length, -1 when unknown.
 func (c *Context) ContentLength() int64 { return c.req.ContentLength }
 
-// Scheme is "http" (cleartext) for now.
+// Scheme is "https" for a request that came over TLS, else "http" (HTTP/2: the
+// request's :scheme).
 func (c *Context) Scheme() string {
 	if c.req.Scheme != "" {
 		return c.req.Scheme

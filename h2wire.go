@@ -1,7 +1,6 @@
 package celeris
 
 import (
-	"github.com/celeris-dev/celeris/internal/engine"
 	"github.com/celeris-dev/celeris/internal/h2"
 	"github.com/celeris-dev/celeris/internal/httpmsg"
 )
@@ -12,12 +11,10 @@ type outboundReporter interface {
 	OutboundBuffered() int
 }
 
-// configureH2 wires HTTP/2 into the engine: prior knowledge (preface) and the
-// HTTP/1.1 Upgrade: h2c path. With Config.DisableH2C neither is offered.
-func (s *Server) configureH2(ecfg *engine.Config) {
-	if s.cfg.DisableH2C {
-		return
-	}
+// configureH2 sets HTTP/2 up: over TLS it is chosen by ALPN; in cleartext by prior
+// knowledge (preface) or the HTTP/1.1 Upgrade: h2c path, neither of which is
+// offered with Config.DisableH2C.
+func (s *Server) configureH2() {
 	s.h2cfg = h2.Config{
 		MaxConcurrentStreams: s.cfg.MaxConcurrentStreams,
 		MaxHeaderListSize:    uint32(max(0, s.cfg.MaxHeaderBytes)),
@@ -31,22 +28,30 @@ func (s *Server) configureH2(ecfg *engine.Config) {
 	if s.cfg.RefusalBody != nil {
 		s.h2cfg.RefusalBody = s.refusalBody
 	}
-	s.h1cfg.EnableH2C = true
-	ecfg.NewH2 = func(c httpmsg.Conn) httpmsg.Proto {
-		p := h2.NewConn(c, s, s.pool, &s.h2cfg)
-		if ob, ok := c.(outboundReporter); ok {
-			p.SetOutboundBuffered(ob.OutboundBuffered)
-		}
-		return p
+	// Over TLS, HTTP/1.1 never switches to h2c (RFC 9113 §3.2: h2 is negotiated
+	// by ALPN there).
+	s.h1tls = s.h1cfg
+	s.h1tls.EnableH2C = false
+	s.h1cfg.EnableH2C = !s.cfg.DisableH2C
+}
+
+// newH2 builds the HTTP/2 state of a connection (prior knowledge or ALPN h2).
+func (s *Server) newH2(c httpmsg.Conn) httpmsg.Proto {
+	p := h2.NewConn(c, s, s.pool, &s.h2cfg)
+	if ob, ok := c.(outboundReporter); ok {
+		p.SetOutboundBuffered(ob.OutboundBuffered)
 	}
-	ecfg.Upgrade = func(c httpmsg.Conn, req *httpmsg.Request, settings []byte) (httpmsg.Proto, error) {
-		p, err := h2.NewUpgradedConn(c, s, s.pool, &s.h2cfg, settings, req)
-		if err != nil {
-			return nil, err
-		}
-		if ob, ok := c.(outboundReporter); ok {
-			p.SetOutboundBuffered(ob.OutboundBuffered)
-		}
-		return p, nil
+	return p
+}
+
+// upgradeH2 builds the HTTP/2 state of an HTTP/1.1 connection that asked for h2c.
+func (s *Server) upgradeH2(c httpmsg.Conn, req *httpmsg.Request, settings []byte) (httpmsg.Proto, error) {
+	p, err := h2.NewUpgradedConn(c, s, s.pool, &s.h2cfg, settings, req)
+	if err != nil {
+		return nil, err
 	}
+	if ob, ok := c.(outboundReporter); ok {
+		p.SetOutboundBuffered(ob.OutboundBuffered)
+	}
+	return p, nil
 }

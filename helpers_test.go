@@ -28,6 +28,9 @@ func startServerAt(t testing.TB, cfg Config, register func(s *Server)) (*Server,
 	if cfg.EventLoops == 0 {
 		cfg.EventLoops = 2
 	}
+	if cfg.Engine == EngineAuto {
+		cfg.Engine = testEngine
+	}
 	s := New(cfg)
 	if register != nil {
 		register(s)

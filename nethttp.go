@@ -104,6 +104,7 @@ func (x *netExchange) fill(r *http.Request, limit int64) {
 	if r.TLS != nil {
 		m.Scheme = "https"
 	}
+	m.TLS = r.TLS
 	if r.Host != "" {
 		// net/http moves Host out of the header; Celeris keeps it there, as received.
 		m.Header = append(m.Header, httpmsg.Field{Name: "Host", Value: r.Host})

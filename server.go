@@ -15,6 +15,7 @@ package celeris
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -26,7 +27,6 @@ import (
 	"time"
 
 	"github.com/celeris-dev/celeris/internal/bytesconv"
-	"github.com/celeris-dev/celeris/internal/engine"
 	"github.com/celeris-dev/celeris/internal/h1"
 	"github.com/celeris-dev/celeris/internal/h2"
 	"github.com/celeris-dev/celeris/internal/httpmsg"
@@ -37,8 +37,28 @@ import (
 // Config configures a Server. Zero values mean the defaults in brackets.
 type Config struct {
 	Addr       string // listen address [":8080"]
-	EventLoops int    // event loops [runtime.NumCPU()]
-	ReusePort  bool   // SO_REUSEPORT on the listener
+	EventLoops int    // event loops [runtime.NumCPU()] (gnet engine)
+	ReusePort  bool   // SO_REUSEPORT on the listener (not on Windows)
+
+	// Engine carries the connections of Addr: EngineGnet (event loops) or
+	// EngineStd (the standard library's net package) [EngineGnet on Linux,
+	// EngineStd elsewhere; Windows has EngineStd only]. TLS always uses EngineStd.
+	Engine Engine
+
+	// TLSAddr, when set, makes Start serve HTTPS on this address as well, with
+	// the same routes (HTTP/2 and HTTP/1.1 chosen by ALPN). Its certificate comes
+	// from TLSConfig or TLSCertFile and TLSKeyFile. [""]
+	TLSAddr string
+	// TLSConfig configures TLS (TLSAddr, StartTLS) as for net/http: Certificates,
+	// GetCertificate (autocert.Manager.GetCertificate), ClientAuth and ClientCAs,
+	// session tickets... It is cloned at start. NextProtos defaults to "h2" and
+	// "http/1.1"; MinVersion to TLS 1.2. [nil]
+	TLSConfig *tls.Config
+	// TLSCertFile and TLSKeyFile are PEM files of a certificate chain and its
+	// key, added to TLSConfig's certificates. [""]
+	TLSCertFile, TLSKeyFile string
+	// TLSHandshakeTimeout bounds a TLS handshake, from accept. [10s]
+	TLSHandshakeTimeout time.Duration
 
 	ReadHeaderTimeout time.Duration // time to receive a request head [10s]
 	IdleTimeout       time.Duration // keep-alive idle time [60s]
@@ -88,7 +108,9 @@ type Server struct {
 	router *router.Router[*Route]
 	logger *slog.Logger
 	pool   *work.Pool
-	eng    *engine.Engine
+	eng    servingEngine // serves Config.Addr
+	tlsEng servingEngine // serves Config.TLSAddr
+	h1tls  h1.ServerConfig
 	h1cfg  h1.ServerConfig
 	h2cfg  h2.Config
 	ctxs   sync.Pool
@@ -199,9 +221,13 @@ func (s *Server) refuseH2() []byte {
 	return h1.AppendError(nil, &h1.Error{Status: status, Reason: "HTTP/2 is not enabled here"}, s.refusalFields(status))
 }
 
-// Start listens on Config.Addr and serves until Shutdown. It returns
+// Start listens on Config.Addr and serves until Shutdown; with Config.TLSAddr it
+// serves HTTPS there too (see StartTLS for HTTPS alone). It returns
 // http.ErrServerClosed after a Shutdown, or the listen error.
-func (s *Server) Start() error {
+func (s *Server) Start() error { return s.start("", "", false) }
+
+// start serves Config.Addr (plaintext, or TLS when tlsOnly) and Config.TLSAddr.
+func (s *Server) start(certFile, keyFile string, tlsOnly bool) error {
 	s.mu.Lock()
 	if s.shutdown {
 		s.mu.Unlock()
@@ -215,37 +241,69 @@ func (s *Server) Start() error {
 	s.freeze()
 	s.pool = work.NewPool(s.cfg.MaxWorkers, 10*time.Second)
 	s.h1cfg.Pool = s.pool
-	ecfg := engine.Config{
-		Addr:              s.cfg.Addr,
-		EventLoops:        s.cfg.EventLoops,
-		ReusePort:         s.cfg.ReusePort,
-		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
-		IdleTimeout:       s.cfg.IdleTimeout,
-		Logger:            s.logger,
-		NewH1:             func(c httpmsg.Conn) httpmsg.Proto { return h1.NewConn(c, &s.h1cfg) },
-		RefuseH2:          s.refuseH2,
-		// A whole request head (up to MaxHeaderBytes) must fit in one window.
-		PeekWindow: max(s.cfg.MaxHeaderBytes, h1.DefaultMaxHeaderBytes) + 64<<10,
+	s.configureH2()
+	if err := s.newEngines(certFile, keyFile, tlsOnly); err != nil {
+		s.eng, s.tlsEng = nil, nil
+		s.pool.Stop()
+		s.mu.Unlock()
+		return err
 	}
-	s.configureH2(&ecfg)
-	s.eng = engine.New(ecfg)
-	go func() {
-		if _, err := s.eng.WaitReady(); err == nil {
-			close(s.ready)
-		}
-	}()
+	engs := s.engines()
 	s.mu.Unlock()
-	err := s.eng.Run()
-	if err != nil {
-		return fmt.Errorf("celeris: %w", err)
+	return s.runEngines(engs)
+}
+
+// runEngines runs every engine until all have stopped. One that fails to start
+// stops the others.
+func (s *Server) runEngines(engs []servingEngine) error {
+	errc := make(chan error, len(engs))
+	for _, e := range engs {
+		go func() { errc <- e.Run() }()
+	}
+	go func() {
+		for _, e := range engs {
+			if _, err := e.WaitReady(); err != nil {
+				return
+			}
+		}
+		close(s.ready)
+	}()
+	var first error
+	for range engs {
+		err := <-errc
+		if err != nil && first == nil {
+			first = err
+			for _, e := range engs {
+				go func() {
+					ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+					defer cancel()
+					_ = e.Stop(ctx)
+				}()
+			}
+		}
+	}
+	if first != nil {
+		return fmt.Errorf("celeris: %w", first)
 	}
 	return http.ErrServerClosed
 }
 
-// Ready is closed once the server listens.
+// engines lists the engines of a started server (s.mu held).
+func (s *Server) engines() []servingEngine {
+	var engs []servingEngine
+	if s.eng != nil {
+		engs = append(engs, s.eng)
+	}
+	if s.tlsEng != nil {
+		engs = append(engs, s.tlsEng)
+	}
+	return engs
+}
+
+// Ready is closed once the server listens (on every address).
 func (s *Server) Ready() <-chan struct{} { return s.ready }
 
-// Addr is the address the server listens on, nil before it is ready.
+// Addr is the address the server listens on (Config.Addr), nil before it is ready.
 func (s *Server) Addr() net.Addr {
 	s.mu.Lock()
 	eng := s.eng
@@ -258,25 +316,35 @@ func (s *Server) Addr() net.Addr {
 
 // Shutdown stops accepting connections, lets in-flight requests finish (idle
 // connections close at once, busy ones after their response), then stops the
-// engine. When ctx ends first, remaining connections are closed and ctx's error
-// returned. It first closes ShuttingDown's channel, so that long-lived streams
-// (SSE, long polls) can end at once instead of holding Shutdown until ctx ends.
+// engines (plaintext and TLS alike). When ctx ends first, remaining connections
+// are closed and ctx's error returned. It first closes ShuttingDown's channel, so
+// that long-lived streams (SSE, long polls) can end at once instead of holding
+// Shutdown until ctx ends.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.stopOnce.Do(func() { close(s.stopping) }) // streams may end now (ShuttingDown)
 	s.mu.Lock()
-	eng := s.eng
+	engs := s.engines()
 	s.shutdown = true // a Start that has not begun yet returns at once
 	s.mu.Unlock()
-	if eng == nil {
+	if len(engs) == 0 {
 		return nil
 	}
-	if _, err := eng.WaitReady(); err != nil {
-		return nil
+	for _, eng := range engs {
+		if _, err := eng.WaitReady(); err != nil {
+			return nil
+		}
 	}
 	var werr error
 	t := time.NewTicker(10 * time.Millisecond)
 	defer t.Stop()
-	for eng.Drain() > 0 {
+	for {
+		open := 0
+		for _, eng := range engs {
+			open += eng.Drain()
+		}
+		if open == 0 {
+			break
+		}
 		select {
 		case <-ctx.Done():
 			werr = ctx.Err()
@@ -287,7 +355,12 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	stopCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	err := eng.Stop(stopCtx)
+	var err error
+	for _, eng := range engs {
+		if e := eng.Stop(stopCtx); e != nil && err == nil {
+			err = e
+		}
+	}
 	if s.pool != nil {
 		s.pool.Stop()
 	}

@@ -635,7 +635,7 @@ func dialTCP(t *testing.T, addr string, rcvbuf int) *net.TCPConn {
 		d.Control = func(_, _ string, rc syscall.RawConn) error {
 			var serr error
 			err := rc.Control(func(fd uintptr) {
-				serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, rcvbuf)
+				serr = setRcvBuf(fd, rcvbuf)
 			})
 			if err != nil {
 				return err

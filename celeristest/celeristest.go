@@ -20,6 +20,7 @@ package celeristest
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -154,7 +155,10 @@ func (r *Request) message() *httpmsg.Request {
 		u, err = url.Parse(target)
 		if err == nil {
 			if u.Scheme == "https" {
+				// As httptest.NewRequest: a stand-in TLS state, so that c.TLS()
+				// is non-nil as over a real TLS connection.
 				m.Scheme = "https"
+				m.TLS = &tls.ConnectionState{Version: tls.VersionTLS12, HandshakeComplete: true, ServerName: u.Hostname()}
 			}
 			m.Host = u.Host
 			m.RequestURI = u.RequestURI()

@@ -202,3 +202,23 @@ func TestHeaderValidationAsOnTheWire(t *testing.T) {
 		t.Errorf("X-Ok = %q", resp.Header.Get("X-Ok"))
 	}
 }
+
+// An https target gets a stand-in TLS state, as from httptest.NewRequest; any
+// other target none.
+func TestTLSTarget(t *testing.T) {
+	h := func(c *celeris.Context) error {
+		if st := c.TLS(); st != nil {
+			return c.String(200, c.Scheme()+" "+st.ServerName)
+		}
+		return c.String(200, c.Scheme()+" plain")
+	}
+	for target, want := range map[string]string{
+		"https://api.test:8443/x": "https api.test",
+		"http://api.test/x":       "http plain",
+		"/x":                      "http plain",
+	} {
+		if got := string(celeristest.Run(h, celeristest.NewRequest("GET", target, nil)).Body); got != want {
+			t.Errorf("%s: %q, want %q", target, got, want)
+		}
+	}
+}

@@ -1,9 +1,11 @@
 // Command demo runs the Celeris demo server: the routes of ../../README.md, over
-// HTTP/1.1 and h2c on one port. It is the target of the benchmark suite and of
-// external conformance and load checks, so its routes are a stable contract.
+// HTTP/1.1 and h2c on one port, and with -tls-addr over HTTPS (h2 and HTTP/1.1 by
+// ALPN) on another. It is the target of the benchmark suite and of external
+// conformance and load checks, so its routes are a stable contract.
 package main
 
 import (
+	"crypto/tls"
 	"flag"
 	"fmt"
 	"io"
@@ -16,6 +18,7 @@ import (
 	"time"
 
 	"github.com/celeris-dev/celeris"
+	"github.com/celeris-dev/celeris/internal/selfcert"
 	"github.com/celeris-dev/celeris/middleware/compress"
 	"github.com/celeris-dev/celeris/middleware/cors"
 	"github.com/celeris-dev/celeris/middleware/metrics"
@@ -36,6 +39,10 @@ func main() {
 	bare := flag.Bool("bare", false, "benchmark mode: the routes without the demo's middleware (request id, CORS, metrics, /json compression) and without /metrics, like the peers of the benchmark suite")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile to this file until shutdown")
 	memprofile := flag.String("memprofile", "", "write a heap profile to this file at shutdown")
+	engine := flag.String("engine", "", "engine of the plaintext listener: gnet or std (default: gnet on Linux, std elsewhere)")
+	tlsAddr := flag.String("tls-addr", "", "also serve every route over TLS on this address (h2 and http/1.1 by ALPN)")
+	tlsCert := flag.String("tls-cert", "", "PEM certificate chain for -tls-addr (default: a self-signed certificate for localhost and 127.0.0.1, made at start)")
+	tlsKey := flag.String("tls-key", "", "PEM private key of -tls-cert")
 	flag.Parse()
 
 	if *cpuprofile != "" {
@@ -51,13 +58,22 @@ func main() {
 		defer pprof.StopCPUProfile()
 	}
 
-	s := newServer(*addr, *loops, *inline, *bare)
+	s, err := newServerWith(options{addr: *addr, loops: *loops, inline: *inline, bare: *bare,
+		engine: *engine, tlsAddr: *tlsAddr, tlsCert: *tlsCert, tlsKey: *tlsKey})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
 	go func() {
 		<-s.Ready()
-		slog.Info("demo: listening", "addr", s.Addr().String(), "inline", *inline, "bare", *bare)
+		args := []any{"addr", s.Addr().String(), "inline", *inline, "bare", *bare}
+		if a := s.TLSAddr(); a != nil {
+			args = append(args, "tls_addr", a.String())
+		}
+		slog.Info("demo: listening", args...)
 	}()
 	// SIGINT or SIGTERM: refuse new connections, let in-flight requests finish.
-	err := s.StartGraceful(15 * time.Second)
+	err = s.StartGraceful(15 * time.Second)
 	if *memprofile != "" {
 		if f, ferr := os.Create(*memprofile); ferr == nil {
 			_ = pprof.Lookup("allocs").WriteTo(f, 0)
@@ -74,10 +90,33 @@ func main() {
 // newServer builds the demo server with its middleware and routes; bare leaves
 // the middleware and /metrics out (a benchmark mode, not the contract).
 func newServer(addr string, loops int, inline, bare bool) *celeris.Server {
+	s, _ := newServerWith(options{addr: addr, loops: loops, inline: inline, bare: bare})
+	return s
+}
+
+// options are the demo's flags.
+type options struct {
+	addr                     string
+	loops                    int
+	inline, bare             bool
+	engine                   string // "", "gnet" or "std"
+	tlsAddr, tlsCert, tlsKey string
+}
+
+// newServerWith builds the demo server for o; it fails only on a TLS setup error.
+func newServerWith(o options) (*celeris.Server, error) {
 	cfg := celeris.Config{
-		Addr:               addr,
-		EventLoops:         loops,
+		Addr:               o.addr,
+		EventLoops:         o.loops,
 		MaxRequestBodySize: maxUpload,
+		Engine:             celeris.Engine(o.engine),
+		TLSAddr:            o.tlsAddr,
+	}
+	bare, inline := o.bare, o.inline
+	if o.tlsAddr != "" {
+		if err := configureTLS(&cfg, o.tlsCert, o.tlsKey); err != nil {
+			return nil, err
+		}
 	}
 	if !bare {
 		// Requests refused before routing (malformed, over a limit) get an id too.
@@ -86,7 +125,7 @@ func newServer(addr string, loops int, inline, bare bool) *celeris.Server {
 	s := celeris.New(cfg)
 	if bare {
 		register(s, inline, false)
-		return s
+		return s, nil
 	}
 	m := metrics.New(metrics.Config{})
 	// Every response carries X-Request-ID; CORS preflights are answered before
@@ -98,7 +137,27 @@ func newServer(addr string, loops int, inline, bare bool) *celeris.Server {
 	)
 	register(s, inline, true)
 	s.GET("/metrics", m.Handler(s))
-	return s
+	return s, nil
+}
+
+// configureTLS gives cfg the certificate of -tls-cert and -tls-key, or without
+// them a self-signed one for localhost and 127.0.0.1, whose SHA-256 fingerprint
+// is logged so that it can be compared with what a browser shows.
+func configureTLS(cfg *celeris.Config, certFile, keyFile string) error {
+	if certFile != "" || keyFile != "" {
+		if certFile == "" || keyFile == "" {
+			return fmt.Errorf("demo: -tls-cert and -tls-key go together")
+		}
+		cfg.TLSCertFile, cfg.TLSKeyFile = certFile, keyFile
+		return nil
+	}
+	cert, err := selfcert.New("localhost", "127.0.0.1", "::1")
+	if err != nil {
+		return fmt.Errorf("demo: self-signed certificate: %w", err)
+	}
+	cfg.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert.TLS}}
+	slog.Info("demo: self-signed TLS certificate for localhost, 127.0.0.1 and ::1", "sha256", cert.Fingerprint)
+	return nil
 }
 
 type message struct {

@@ -54,86 +54,91 @@ func TestDemoContract(t *testing.T) {
 		base := startDemo(t, inline)
 		for name, client := range clients() {
 			t.Run(name+map[bool]string{true: "-inline", false: ""}[inline], func(t *testing.T) {
-				get := func(path string, hdr ...string) (*http.Response, []byte) {
-					t.Helper()
-					req, _ := http.NewRequest("GET", base+path, nil)
-					for i := 0; i+1 < len(hdr); i += 2 {
-						req.Header.Set(hdr[i], hdr[i+1])
-					}
-					resp, err := client.Do(req)
-					if err != nil {
-						t.Fatalf("GET %s: %v", path, err)
-					}
-					b, err := io.ReadAll(resp.Body)
-					resp.Body.Close()
-					if err != nil {
-						t.Fatalf("GET %s body: %v", path, err)
-					}
-					if resp.Header.Get("X-Request-ID") == "" {
-						t.Errorf("GET %s: no X-Request-ID", path)
-					}
-					return resp, b
-				}
-				expect := func(path string, status int, body, ctype string) {
-					t.Helper()
-					resp, b := get(path)
-					if resp.StatusCode != status || (body != "" && string(b) != body) {
-						t.Errorf("GET %s: %d %q, want %d %q", path, resp.StatusCode, b, status, body)
-					}
-					if ctype != "" && !strings.HasPrefix(resp.Header.Get("Content-Type"), ctype) {
-						t.Errorf("GET %s: Content-Type %q", path, resp.Header.Get("Content-Type"))
-					}
-				}
-				expect("/bench", 200, "OK", "text/plain")
-				expect("/json", 200, `{"message":"Hello, World!"}`, "application/json")
-				expect("/users/12/posts/34", 200, "user=12 post=34", "text/plain")
-				expect("/slow?ms=10", 200, "OK", "")
-				expect("/slow?ms=abc", 400, "", "")
-				expect("/download?size=-1", 400, "", "")
-				expect("/download?size=x", 400, "", "")
-				expect("/panic", 500, "", "")
-				expect("/bench", 200, "OK", "")
-				expect("/nethttp/hello", 200, "hello from net/http", "")
-				if _, b := get("/download?size=1000000"); len(b) != 1000000 {
-					t.Errorf("download: %d bytes", len(b))
-				}
-				if _, b := get("/stream?n=5"); len(b) != 5*1024 {
-					t.Errorf("stream: %d bytes", len(b))
-				}
-				resp, b := get("/sse")
-				if resp.Header.Get("Content-Type") != "text/event-stream" || strings.Count(string(b), "data: ") != 5 {
-					t.Errorf("sse: %q %q", resp.Header.Get("Content-Type"), b)
-				}
-				resp, b = get("/json", "Accept-Encoding", "gzip")
-				if resp.Header.Get("Content-Encoding") != "gzip" {
-					t.Errorf("json gzip: Content-Encoding %q", resp.Header.Get("Content-Encoding"))
-				} else if zr, err := gzip.NewReader(bytes.NewReader(b)); err != nil {
-					t.Error(err)
-				} else if plain, _ := io.ReadAll(zr); string(plain) != `{"message":"Hello, World!"}` {
-					t.Errorf("json gunzipped: %q", plain)
-				}
-				req, _ := http.NewRequest("OPTIONS", base+"/json", nil)
-				req.Header.Set("Origin", "http://example.com")
-				req.Header.Set("Access-Control-Request-Method", "GET")
-				if resp, err := client.Do(req); err != nil || resp.StatusCode/100 != 2 || resp.Header.Get("Access-Control-Allow-Origin") == "" {
-					t.Errorf("preflight: %v %v", resp, err)
-				}
-				up := bytes.Repeat([]byte("x"), 3<<20)
-				resp, err := client.Post(base+"/upload", "application/octet-stream", bytes.NewReader(up))
-				if err != nil {
-					t.Fatal(err)
-				}
-				b, _ = io.ReadAll(resp.Body)
-				resp.Body.Close()
-				if string(b) != "3145728" {
-					t.Errorf("upload: %q", b)
-				}
-				_, b = get("/metrics")
-				if !strings.Contains(string(b), "celeris_http_requests_total") {
-					t.Errorf("metrics: %q", b)
-				}
+				checkContract(t, base, client)
 			})
 		}
+	}
+}
+
+// checkContract checks every route of the demo contract through client.
+func checkContract(t *testing.T, base string, client *http.Client) {
+	get := func(path string, hdr ...string) (*http.Response, []byte) {
+		t.Helper()
+		req, _ := http.NewRequest("GET", base+path, nil)
+		for i := 0; i+1 < len(hdr); i += 2 {
+			req.Header.Set(hdr[i], hdr[i+1])
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatalf("GET %s: %v", path, err)
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatalf("GET %s body: %v", path, err)
+		}
+		if resp.Header.Get("X-Request-ID") == "" {
+			t.Errorf("GET %s: no X-Request-ID", path)
+		}
+		return resp, b
+	}
+	expect := func(path string, status int, body, ctype string) {
+		t.Helper()
+		resp, b := get(path)
+		if resp.StatusCode != status || (body != "" && string(b) != body) {
+			t.Errorf("GET %s: %d %q, want %d %q", path, resp.StatusCode, b, status, body)
+		}
+		if ctype != "" && !strings.HasPrefix(resp.Header.Get("Content-Type"), ctype) {
+			t.Errorf("GET %s: Content-Type %q", path, resp.Header.Get("Content-Type"))
+		}
+	}
+	expect("/bench", 200, "OK", "text/plain")
+	expect("/json", 200, `{"message":"Hello, World!"}`, "application/json")
+	expect("/users/12/posts/34", 200, "user=12 post=34", "text/plain")
+	expect("/slow?ms=10", 200, "OK", "")
+	expect("/slow?ms=abc", 400, "", "")
+	expect("/download?size=-1", 400, "", "")
+	expect("/download?size=x", 400, "", "")
+	expect("/panic", 500, "", "")
+	expect("/bench", 200, "OK", "")
+	expect("/nethttp/hello", 200, "hello from net/http", "")
+	if _, b := get("/download?size=1000000"); len(b) != 1000000 {
+		t.Errorf("download: %d bytes", len(b))
+	}
+	if _, b := get("/stream?n=5"); len(b) != 5*1024 {
+		t.Errorf("stream: %d bytes", len(b))
+	}
+	resp, b := get("/sse")
+	if resp.Header.Get("Content-Type") != "text/event-stream" || strings.Count(string(b), "data: ") != 5 {
+		t.Errorf("sse: %q %q", resp.Header.Get("Content-Type"), b)
+	}
+	resp, b = get("/json", "Accept-Encoding", "gzip")
+	if resp.Header.Get("Content-Encoding") != "gzip" {
+		t.Errorf("json gzip: Content-Encoding %q", resp.Header.Get("Content-Encoding"))
+	} else if zr, err := gzip.NewReader(bytes.NewReader(b)); err != nil {
+		t.Error(err)
+	} else if plain, _ := io.ReadAll(zr); string(plain) != `{"message":"Hello, World!"}` {
+		t.Errorf("json gunzipped: %q", plain)
+	}
+	req, _ := http.NewRequest("OPTIONS", base+"/json", nil)
+	req.Header.Set("Origin", "http://example.com")
+	req.Header.Set("Access-Control-Request-Method", "GET")
+	if resp, err := client.Do(req); err != nil || resp.StatusCode/100 != 2 || resp.Header.Get("Access-Control-Allow-Origin") == "" {
+		t.Errorf("preflight: %v %v", resp, err)
+	}
+	up := bytes.Repeat([]byte("x"), 3<<20)
+	resp, err := client.Post(base+"/upload", "application/octet-stream", bytes.NewReader(up))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(b) != "3145728" {
+		t.Errorf("upload: %q", b)
+	}
+	_, b = get("/metrics")
+	if !strings.Contains(string(b), "celeris_http_requests_total") {
+		t.Errorf("metrics: %q", b)
 	}
 }
 

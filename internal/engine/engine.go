@@ -1,3 +1,5 @@
+//go:build linux || darwin || dragonfly || freebsd || netbsd || openbsd
+
 // Package engine is the only importer of gnet. It runs the event loops, keeps each
 // connection's state in gnet's Conn.Context(), sniffs the protocol of a new connection
 // (the HTTP/2 client preface selects h2, anything else h1), and flushes each

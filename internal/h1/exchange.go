@@ -75,6 +75,9 @@ func (ex *exchange) fill(head []byte, r *Request) {
 	m.ProtoMajor = 1
 	m.Host = headView(r.Host, head, raw)
 	m.Scheme = "http"
+	if m.TLS = ex.conn.tls; m.TLS != nil {
+		m.Scheme = "https"
+	}
 	if m.Header == nil {
 		m.Header = ex.hdr[:0]
 	}

@@ -2,6 +2,7 @@ package h1
 
 import (
 	"bytes"
+	"crypto/tls"
 	"encoding/base64"
 	"errors"
 	"log/slog"
@@ -98,6 +99,8 @@ type Conn struct {
 
 	outbound func() int // engine's unsent output (event loop only); nil if unknown
 	outHeld  bool       // event loop: parsing waits for the output to drain
+
+	tls *tls.ConnectionState // the connection's TLS state (httpmsg.TLSConn); nil: plaintext
 }
 
 // NewConn returns the protocol state of a new HTTP/1.x connection.
@@ -108,6 +111,7 @@ func NewConn(c httpmsg.Conn, cfg *ServerConfig) *Conn {
 	if ob, ok := c.(interface{ OutboundBuffered() int }); ok {
 		cn.outbound = ob.OutboundBuffered
 	}
+	cn.tls = httpmsg.TLSState(c)
 	return cn
 }
 

@@ -1,6 +1,7 @@
 package h2
 
 import (
+	"crypto/tls"
 	"errors"
 	"log/slog"
 	"net"
@@ -56,6 +57,7 @@ type Conn struct {
 	cfg    Config
 	log    *slog.Logger
 	remote net.Addr
+	tls    *tls.ConnectionState // httpmsg.TLSConn; nil: plaintext
 
 	// Everything from here to mu is owned by the event loop.
 	phase    phase
@@ -209,6 +211,7 @@ func newConn(nc httpmsg.Conn, h httpmsg.Handler, pool *work.Pool, cfg *Config) *
 		pool:           pool,
 		cfg:            cfg.withDefaults(),
 		remote:         nc.RemoteAddr(),
+		tls:            httpmsg.TLSState(nc),
 		streams:        make(map[uint32]*stream),
 		peerMaxFrame:   frame.MinMaxFrameSize,
 		peerInitWindow: 65535,

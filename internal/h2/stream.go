@@ -112,6 +112,7 @@ func (c *Conn) newStream(id uint32) *stream {
 	r.Proto, r.ProtoMajor, r.ProtoMinor = "HTTP/2.0", 2, 0
 	r.StreamID = id
 	r.RemoteAddr = c.remote
+	r.TLS = c.tls
 	r.ContentLength = -1
 	// r.Ctx stays nil: the context is made on demand by s.Context (context.go).
 	return s

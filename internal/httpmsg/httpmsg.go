@@ -28,6 +28,7 @@ package httpmsg
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"io"
 	"net"
@@ -80,6 +81,10 @@ type Request struct {
 
 	RemoteAddr net.Addr
 	StreamID   uint32 // HTTP/2 stream id; 0 for HTTP/1.x
+
+	// TLS is the connection's TLS state (see TLSConn), nil for plaintext. Every
+	// request of the connection shares it: read only.
+	TLS *tls.ConnectionState
 
 	// Close reports that the connection will be closed after this response
 	// (HTTP/1.x only: Connection: close, or HTTP/1.0 without keep-alive).

@@ -12,6 +12,7 @@
 //	celeris_open_connections                          gauge (from Server.Stats)
 //	celeris_active_requests                           gauge
 //	celeris_active_streams                            gauge (HTTP/2)
+//	celeris_tls_handshake_errors_total                counter (failed TLS handshakes, not logged)
 //
 // Label cardinality is bounded: method is one of the nine standard methods or
 // "OTHER"; status is a code with a standard reason phrase (http.StatusText), or
@@ -304,6 +305,21 @@ func (m *Metrics) Expose(buf *bytes.Buffer, s *celeris.Server) {
 	gauge(buf, "celeris_open_connections", "Open client connections (HTTP/1.x and HTTP/2).", int64(st.OpenConnections))
 	gauge(buf, "celeris_active_requests", "Requests being served (handlers running, and requests pipelined behind them).", st.ActiveRequests)
 	gauge(buf, "celeris_active_streams", "Open HTTP/2 streams.", st.ActiveStreams)
+	counter(buf, "celeris_tls_handshake_errors_total", "TLS handshakes that failed (not logged).", st.TLSHandshakeErrors)
+}
+
+func counter(buf *bytes.Buffer, name, help string, v int64) {
+	buf.WriteString("# HELP ")
+	buf.WriteString(name)
+	buf.WriteByte(' ')
+	buf.WriteString(help)
+	buf.WriteString("\n# TYPE ")
+	buf.WriteString(name)
+	buf.WriteString(" counter\n")
+	buf.WriteString(name)
+	buf.WriteByte(' ')
+	buf.WriteString(strconv.FormatInt(v, 10))
+	buf.WriteByte('\n')
 }
 
 func gauge(buf *bytes.Buffer, name, help string, v int64) {

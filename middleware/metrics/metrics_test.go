@@ -97,6 +97,7 @@ func TestMetrics(t *testing.T) {
 		"celeris_open_connections":              "gauge",
 		"celeris_active_requests":               "gauge",
 		"celeris_active_streams":                "gauge",
+		"celeris_tls_handshake_errors_total":    "counter",
 	} {
 		if e.typ[name] != typ || e.help[name] == "" {
 			t.Errorf("%s: TYPE %q HELP %q", name, e.typ[name], e.help[name])
@@ -156,6 +157,9 @@ func TestMetrics(t *testing.T) {
 	}
 	if _, ok := e.samples["celeris_active_streams"]; !ok {
 		t.Error("no active streams gauge")
+	}
+	if v, ok := e.samples["celeris_tls_handshake_errors_total"]; !ok || v != 0 {
+		t.Errorf("TLS handshake errors %v %v", v, ok)
 	}
 }
 

@@ -1,0 +1,25 @@
+//go:build linux || darwin || dragonfly || freebsd || netbsd || openbsd
+
+package celeris
+
+import "github.com/celeris-dev/celeris/internal/engine"
+
+// gnetAvailable: gnet's event loops run on this OS (epoll or kqueue).
+const gnetAvailable = true
+
+// newGnetEngine builds a gnet engine on addr.
+func (s *Server) newGnetEngine(addr string, p protocols) servingEngine {
+	return engine.New(engine.Config{
+		Addr:              addr,
+		EventLoops:        s.cfg.EventLoops,
+		ReusePort:         s.cfg.ReusePort,
+		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
+		IdleTimeout:       s.cfg.IdleTimeout,
+		Logger:            s.logger,
+		NewH1:             p.newH1,
+		NewH2:             p.newH2,
+		RefuseH2:          p.refuseH2,
+		Upgrade:           p.upgrade,
+		PeekWindow:        s.peekWindow(),
+	})
+}

@@ -1,0 +1,133 @@
+package celeris
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"runtime"
+
+	"github.com/celeris-dev/celeris/internal/h1"
+	"github.com/celeris-dev/celeris/internal/h2/frame"
+	"github.com/celeris-dev/celeris/internal/httpmsg"
+	"github.com/celeris-dev/celeris/internal/stdengine"
+)
+
+// Engine names the engine that carries a listener's connections (Config.Engine).
+type Engine string
+
+const (
+	// EngineAuto is EngineGnet on Linux and EngineStd elsewhere.
+	EngineAuto Engine = ""
+	// EngineGnet serves connections from gnet event loops: the fastest, on Linux,
+	// the BSDs and macOS (not Windows).
+	EngineGnet Engine = "gnet"
+	// EngineStd serves connections with the standard library's net package, one
+	// goroutine per connection (two while it has output queued), on every OS. TLS
+	// listeners always use it.
+	EngineStd Engine = "std"
+)
+
+// servingEngine is what the server needs of an engine (internal/engine for gnet,
+// internal/stdengine for the standard library).
+type servingEngine interface {
+	Run() error
+	WaitReady() (net.Addr, error)
+	Addr() net.Addr
+	Drain() int
+	Stop(ctx context.Context) error
+	OpenConnections() int
+}
+
+// protocols are the protocol factories an engine gets for its connections.
+type protocols struct {
+	newH1    func(c httpmsg.Conn) httpmsg.Proto
+	newH2    func(c httpmsg.Conn) httpmsg.Proto // nil: no HTTP/2
+	refuseH2 func() []byte
+	upgrade  func(c httpmsg.Conn, req *httpmsg.Request, settings []byte) (httpmsg.Proto, error)
+}
+
+// plainProtocols serve a cleartext listener: HTTP/1.1, and h2c unless disabled.
+func (s *Server) plainProtocols() protocols {
+	p := protocols{
+		newH1:    func(c httpmsg.Conn) httpmsg.Proto { return h1.NewConn(c, &s.h1cfg) },
+		refuseH2: s.refuseH2,
+	}
+	if !s.cfg.DisableH2C {
+		p.newH2, p.upgrade = s.newH2, s.upgradeH2
+	}
+	return p
+}
+
+// peekWindow: a whole request head (up to MaxHeaderBytes) must fit in one window.
+func (s *Server) peekWindow() int {
+	return max(s.cfg.MaxHeaderBytes, h1.DefaultMaxHeaderBytes) + 64<<10
+}
+
+// newEngines builds the engine of Config.Addr (plaintext, or TLS for StartTLS)
+// and the TLS engine of Config.TLSAddr (s.mu held).
+func (s *Server) newEngines(certFile, keyFile string, tlsOnly bool) error {
+	if tlsOnly && s.cfg.TLSAddr != "" {
+		return errors.New("celeris: StartTLS serves Config.Addr; Config.TLSAddr is for Start")
+	}
+	if !tlsOnly {
+		kind := s.cfg.Engine
+		if kind == EngineAuto {
+			kind = EngineStd
+			if gnetAvailable && runtime.GOOS == "linux" {
+				kind = EngineGnet
+			}
+		}
+		switch kind {
+		case EngineGnet:
+			if !gnetAvailable {
+				return fmt.Errorf("celeris: the gnet engine is not available on %s", runtime.GOOS)
+			}
+			s.eng = s.newGnetEngine(s.cfg.Addr, s.plainProtocols())
+		case EngineStd:
+			s.eng = s.newStdEngine(s.cfg.Addr, s.plainProtocols(), nil)
+		default:
+			return fmt.Errorf("celeris: unknown engine %q", kind)
+		}
+	}
+	if !tlsOnly && s.cfg.TLSAddr == "" {
+		return nil
+	}
+	tc, err := s.tlsConfig(certFile, keyFile)
+	if err != nil {
+		return err
+	}
+	p := protocols{
+		newH1: func(c httpmsg.Conn) httpmsg.Proto { return h1.NewConn(c, &s.h1tls) },
+		newH2: s.newH2,
+	}
+	if tlsOnly {
+		s.eng = s.newStdEngine(s.cfg.Addr, p, tc)
+	} else {
+		s.tlsEng = s.newStdEngine(s.cfg.TLSAddr, p, tc)
+	}
+	return nil
+}
+
+// newStdEngine builds a std engine on addr; tc nil means plaintext.
+func (s *Server) newStdEngine(addr string, p protocols, tc *tls.Config) servingEngine {
+	return stdengine.New(stdengine.Config{
+		Addr:              addr,
+		ReusePort:         s.cfg.ReusePort,
+		TLSConfig:         tc,
+		HandshakeTimeout:  s.cfg.TLSHandshakeTimeout,
+		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
+		IdleTimeout:       s.cfg.IdleTimeout,
+		Logger:            s.logger,
+		NewH1:             p.newH1,
+		NewH2:             p.newH2,
+		RefuseH2:          p.refuseH2,
+		Upgrade:           p.upgrade,
+		InadequateSecurity: func() []byte {
+			return frame.AppendGoAway(nil, 0, frame.ErrCodeInadequateSecurity, []byte("TLS version or cipher suite not allowed for HTTP/2 (RFC 9113 section 9.2)"))
+		},
+		HandshakeFailed: func() { s.tlsHandshakeErrors.Add(1) },
+		PeekWindow:      s.peekWindow(),
+	})
+}

@@ -1,0 +1,515 @@
+package stdengine
+
+import (
+	"bytes"
+	"crypto/tls"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/celeris-dev/celeris/internal/httpmsg"
+)
+
+// The optional protocol interfaces the gnet engine uses, with the same meaning
+// (see internal/engine). Go interfaces are structural: h1.Conn and h2.Conn satisfy
+// these without knowing this package.
+type (
+	drainer  interface{ Drain() }
+	upgrader interface {
+		TakeUpgrade() (*httpmsg.Request, []byte)
+	}
+	flushAware  interface{ AfterFlush(outbound int) }
+	drainWaiter interface{ DrainLevel() int }
+	bodyAwaiter interface{ AwaitingBody() bool }
+	afterEOF    interface{ InputEnded() bool }
+	bodyAborter interface{ AbortBody() }
+)
+
+// h2Preface is the HTTP/2 client connection preface (RFC 9113 §3.4).
+var h2Preface = []byte("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
+
+// aLongTimeAgo is a read deadline in the past: it makes a pending Read return.
+var aLongTimeAgo = time.Unix(1, 0)
+
+// errTimeout ends a connection past its read-header or idle deadline.
+var errTimeout = errors.New("stdengine: timeout")
+
+// Read buffers. A connection waits for its next request with a small buffer of
+// its own (most requests fit in it and are consumed whole), and takes a pooled
+// bufSize buffer while more comes at once (a large head, a body, HTTP/2 frames),
+// growing it on demand up to MaxBufferedInput. It goes back to the small one once
+// its input is consumed and the last read was small: an idle keep-alive
+// connection holds 2 KiB, not 32 (crypto/tls keeps its own record buffer besides).
+const (
+	smallSize = 2 << 10
+	bufSize   = 32 << 10 // a TLS record's plaintext is at most 16 KiB
+)
+
+var bufPool = sync.Pool{New: func() any { b := make([]byte, bufSize); return &b }}
+
+// conn is one connection. Fields not marked otherwise are owned by its owner
+// goroutine (serve), which plays the part of the gnet event loop for it.
+type conn struct {
+	eng    *Engine
+	nc     net.Conn // what the protocol's bytes go through: raw, or a *tls.Conn over raw
+	raw    net.Conn // the accepted connection
+	remote net.Addr
+	tls    *tls.ConnectionState // set by the owner after the handshake, before the protocol exists
+
+	proto httpmsg.Proto
+	out   []byte  // output batch of the current iteration
+	in    []byte  // read buffer (small, pooled or grown); in[r:w] is unconsumed input
+	bufp  *[]byte // the pooled buffer in holds, nil if none
+	r, w  int
+	last  int // bytes the last Read returned
+
+	fresh        bool  // nothing was read yet: the read-header timeout runs from start
+	start        int64 // when serving began, unix ns
+	wantClose    bool  // the protocol asked to close after the flush
+	closing      bool  // close once the writer wrote everything
+	eof          bool  // the client's input ended; serving what is owed
+	partialSince int64 // when the pending partial input began, unix ns
+	lastProgress int64 // when input was last consumed, unix ns
+	lastActive   int64 // when the connection last read or answered, unix ns
+	dlSet        int64 // read deadline last set (unix ns, 0: none)
+	dlDirty      bool  // the read deadline may have been moved by Wake
+
+	woken   atomic.Bool   // a wake-up is pending (coalescing)
+	wakeCh  chan struct{} // a token per wake-up, for an owner that is not reading
+	live    atomic.Bool   // the owner serves (after the handshake): Wake may interrupt Read
+	drain   atomic.Bool   // shutdown asked this connection to finish
+	aborted atomic.Bool   // the engine stops: close now
+
+	wr writer
+
+	small [smallSize]byte // the read buffer while input is light
+}
+
+func newConn(e *Engine, nc net.Conn) *conn {
+	c := &conn{eng: e, nc: nc, raw: nc, remote: nc.RemoteAddr(), wakeCh: make(chan struct{}, 1)}
+	if e.cfg.TLSConfig != nil {
+		c.nc = tls.Server(nc, e.cfg.TLSConfig)
+	}
+	c.wr.init()
+	return c
+}
+
+// Write appends b to the output batch (httpmsg.Conn). Owner only.
+func (c *conn) Write(b []byte) { c.out = append(c.out, b...) }
+
+// WriteOwned queues b (httpmsg.OwnedWriter), keeping b itself while the batch is
+// empty, as the gnet engine does.
+func (c *conn) WriteOwned(b []byte) []byte {
+	if len(c.out) == 0 {
+		spare := c.out[:0]
+		c.out = b
+		return spare
+	}
+	c.out = append(c.out, b...)
+	return b[:0]
+}
+
+// Wake makes the owner run OnWake soon (httpmsg.Conn); any goroutine. The first
+// wake-up since the owner last looked interrupts a pending Read by moving the read
+// deadline into the past, and leaves a token for an owner waiting without reading.
+func (c *conn) Wake() {
+	if c.woken.CompareAndSwap(false, true) {
+		select {
+		case c.wakeCh <- struct{}{}:
+		default:
+		}
+		// Not during the TLS handshake, which runs under its own deadline; the
+		// owner looks at woken before its first Read (serve).
+		if c.live.Load() {
+			_ = c.nc.SetReadDeadline(aLongTimeAgo)
+		}
+	}
+}
+
+// Close closes the connection after the output batch is written (httpmsg.Conn).
+func (c *conn) Close() { c.wantClose = true }
+
+// RemoteAddr is the peer address (httpmsg.Conn).
+func (c *conn) RemoteAddr() net.Addr { return c.remote }
+
+// OutboundBuffered is how much written output the socket has not taken yet: the
+// writer's queue, the counterpart of gnet's outbound buffer.
+func (c *conn) OutboundBuffered() int { return int(c.wr.pending.Load()) }
+
+// TLSConnectionState is the TLS state of the connection, nil for plaintext
+// (httpmsg.TLSConn).
+func (c *conn) TLSConnectionState() *tls.ConnectionState { return c.tls }
+
+func (c *conn) requestDrain() {
+	if c.drain.CompareAndSwap(false, true) {
+		c.Wake()
+	}
+}
+
+// abort closes the connection now (engine stop): a blocked Read or Write returns.
+// It closes the raw connection: a TLS close would first try to send an alert.
+func (c *conn) abort() {
+	c.aborted.Store(true)
+	_ = c.raw.Close()
+	c.woken.Store(false)
+	c.Wake()
+}
+
+// serve is the owner goroutine.
+func (c *conn) serve() {
+	defer c.eng.remove(c)
+	if c.eng.cfg.TLSConfig != nil && !c.handshake() {
+		_ = c.raw.Close()
+		return
+	}
+	c.in = c.small[:]
+	c.start = time.Now().UnixNano()
+	c.lastActive, c.fresh = c.start, true
+	go c.wr.run(c)
+	c.live.Store(true)
+	c.dlDirty = true
+	err := c.loop()
+	c.finish(err)
+}
+
+// loop runs the connection until it closes; it returns why.
+func (c *conn) loop() error {
+	for {
+		if c.aborted.Load() {
+			return ErrStopped
+		}
+		var err error
+		if c.woken.Load() {
+			c.woken.Store(false)
+			c.dlDirty = true
+			if c.proto != nil && !c.closing {
+				err = c.proto.OnWake()
+			}
+			if err == nil && c.drain.Load() && !c.closing {
+				c.drainProto()
+			}
+		}
+		stalled := false
+		if err == nil && !c.wantClose && !c.closing {
+			before := c.w - c.r
+			err = c.feed()
+			if c.w-c.r < before {
+				c.lastProgress = time.Now().UnixNano()
+			}
+			stalled = c.w-c.r == before && before > 0
+		}
+		if c.eof && err == nil && c.proto != nil && c.r == c.w {
+			if ab, ok := c.proto.(bodyAwaiter); ok && ab.AwaitingBody() {
+				// A handler reads a streamed body whose rest will never come.
+				if a, ok := c.proto.(bodyAborter); ok {
+					a.AbortBody()
+				}
+			}
+		}
+		c.flush()
+		if err != nil || c.wantClose {
+			c.closing = true
+		}
+		if c.wr.failed.Load() {
+			return io.ErrClosedPipe // the peer is gone; the writer closed the socket
+		}
+		if c.closing {
+			return err
+		}
+		if c.eof && !c.proto.Busy() && !(stalled && c.wr.pending.Load() > 0) {
+			return nil // everything owed after the end of input was answered
+		}
+		if err = c.wait(); err != nil {
+			return err
+		}
+	}
+}
+
+// feed presents the unconsumed input to the protocol, switching protocol when the
+// preface or an h2c upgrade says so (the gnet engine's readAll).
+func (c *conn) feed() error {
+	for {
+		buf := c.in[c.r:c.w]
+		if len(buf) == 0 {
+			return nil
+		}
+		if !c.eof {
+			// After the end of input the protocol gets all that is left, as it
+			// does on gnet (detach.go): it may conclude that a body that does not
+			// complete in it never will.
+			buf = buf[:min(len(buf), c.eng.cfg.PeekWindow)]
+		}
+		if c.proto == nil && !c.sniff(buf) {
+			return nil
+		}
+		if c.wantClose {
+			return nil
+		}
+		n, err := c.proto.OnData(buf)
+		c.r += n
+		if c.r == c.w {
+			c.r, c.w = 0, 0
+		}
+		if err == httpmsg.ErrUpgrade {
+			up, ok := c.proto.(upgrader)
+			if !ok || c.eng.cfg.Upgrade == nil {
+				return err
+			}
+			req, settings := up.TakeUpgrade()
+			p, uerr := c.eng.cfg.Upgrade(c, req, settings)
+			if uerr != nil {
+				return uerr
+			}
+			c.proto = p
+			continue
+		}
+		if err != nil || n < len(buf) || n == 0 {
+			return err
+		}
+	}
+}
+
+// sniff picks the protocol of a plaintext connection from its first bytes (the
+// HTTP/2 preface selects h2); false while they are a strict prefix of the preface.
+func (c *conn) sniff(buf []byte) bool {
+	n := min(len(buf), len(h2Preface))
+	if !bytes.Equal(buf[:n], h2Preface[:n]) {
+		c.proto = c.eng.cfg.NewH1(c)
+		return true
+	}
+	if n < len(h2Preface) {
+		return false
+	}
+	if c.eng.cfg.NewH2 == nil {
+		if f := c.eng.cfg.RefuseH2; f != nil {
+			c.Write(f())
+		}
+		c.wantClose = true
+		return true
+	}
+	c.proto = c.eng.cfg.NewH2(c)
+	return true
+}
+
+func (c *conn) drainProto() {
+	if d, ok := c.proto.(drainer); ok {
+		d.Drain()
+		return
+	}
+	if c.proto == nil || !c.proto.Busy() {
+		c.wantClose = true
+	}
+}
+
+// flush hands the iteration's output to the writer and tells the protocol how
+// much output is unsent (AfterFlush), as the gnet engine does after its write.
+func (c *conn) flush() {
+	if len(c.out) > 0 {
+		c.lastActive = time.Now().UnixNano()
+		c.out = c.wr.push(c.out)
+	}
+	pending := int(c.wr.pending.Load())
+	if fa, ok := c.proto.(flushAware); ok {
+		fa.AfterFlush(pending)
+	}
+	level := -1
+	if pending > 0 {
+		if dw, ok := c.proto.(drainWaiter); ok {
+			level = dw.DrainLevel()
+		}
+	}
+	if c.eof && level < 0 && pending > 0 {
+		// After the end of input only a wake-up brings the owner back: ask for
+		// one when the output is written, to close then.
+		level = 0
+	}
+	c.wr.level.Store(int64(level))
+	if level >= 0 && c.wr.pending.Load() <= int64(level) {
+		// The writer got there before it could see the level.
+		c.woken.Store(true)
+	}
+}
+
+// wait blocks until input arrives, a wake-up comes or a deadline passes.
+func (c *conn) wait() error {
+	now := time.Now().UnixNano()
+	dl := c.deadline(now)
+	if dl != 0 && now >= dl {
+		return errTimeout
+	}
+	if c.eof || c.w-c.r >= c.eng.cfg.MaxBufferedInput {
+		// Nothing to read (the input ended), or enough unconsumed input: TCP flow
+		// control pushes back on the client while the protocol catches up.
+		return c.waitWake(dl, now)
+	}
+	c.makeRoom()
+	if c.dlDirty || dl != c.dlSet {
+		c.dlDirty = false
+		c.dlSet = dl
+		t := time.Time{}
+		if dl != 0 {
+			t = time.Unix(0, dl)
+		}
+		_ = c.nc.SetReadDeadline(t)
+	}
+	if c.woken.Load() {
+		return nil // after the deadline was set: see Wake
+	}
+	n, err := c.nc.Read(c.in[c.w:])
+	if n > 0 {
+		c.w += n
+		c.last = n
+		c.lastActive, c.fresh = time.Now().UnixNano(), false
+	}
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		// A wake-up, a stale wake-up's deadline, or a deadline that passed (the
+		// next wait tells them apart).
+		c.dlDirty = true
+		return nil
+	}
+	if c.aborted.Load() {
+		return ErrStopped
+	}
+	if errors.Is(err, io.EOF) {
+		return c.inputEnded()
+	}
+	return err
+}
+
+// waitWake waits without reading, for a wake-up or the deadline dl (0: none).
+func (c *conn) waitWake(dl, now int64) error {
+	if c.woken.Load() {
+		return nil
+	}
+	var timeout <-chan time.Time
+	if dl != 0 {
+		t := time.NewTimer(time.Duration(dl - now))
+		defer t.Stop()
+		timeout = t.C
+	}
+	select {
+	case <-c.wakeCh:
+	case <-timeout:
+	}
+	return nil
+}
+
+// makeRoom compacts, swaps or grows the read buffer so that a Read has space.
+func (c *conn) makeRoom() {
+	if c.r == c.w {
+		c.r, c.w = 0, 0
+		if len(c.in) > smallSize && c.last <= smallSize {
+			c.releaseBuf()
+		}
+	}
+	if c.r > 0 && (c.w == len(c.in) || c.r >= len(c.in)/2) {
+		c.w = copy(c.in, c.in[c.r:c.w])
+		c.r = 0
+	}
+	if c.w < len(c.in) {
+		return
+	}
+	if len(c.in) == smallSize {
+		bp := bufPool.Get().(*[]byte)
+		copy(*bp, c.in[:c.w])
+		c.in, c.bufp = *bp, bp
+		return
+	}
+	nb := make([]byte, max(len(c.in)+1, min(2*len(c.in), c.eng.cfg.MaxBufferedInput)))
+	copy(nb, c.in[:c.w])
+	c.releaseBuf()
+	c.in = nb
+}
+
+// releaseBuf gives a pooled buffer back and makes the small one the read buffer
+// (its content is dropped: call it when in is empty or replaced).
+func (c *conn) releaseBuf() {
+	if c.bufp != nil {
+		bufPool.Put(c.bufp)
+		c.bufp = nil
+	}
+	c.in = c.small[:]
+}
+
+// inputEnded handles the end of the client's input (it half-closed or closed),
+// as the gnet engine's detach does: a protocol that still owes answers (h1 while a
+// worker serves) goes on without reading; otherwise the connection closes once
+// the output already queued is written.
+func (c *conn) inputEnded() error {
+	if c.proto == nil {
+		return io.EOF
+	}
+	p, serves := c.proto.(afterEOF) // HTTP/2 cannot serve past the end of input
+	owed := serves && p.InputEnded()
+	if !owed || !serves {
+		c.closing = true
+		return io.EOF
+	}
+	c.eof = true
+	return nil
+}
+
+// deadline is when the connection times out (unix ns, 0: never), as the gnet
+// engine's updateDeadline: the read-header timeout while a partial request is
+// buffered, the idle timeout when nothing is in progress (counted from the last
+// read, answer or write), a progress timeout while a handler waits for a streamed
+// body, none while a handler runs. Unsent output is the writer's business (its
+// write deadline): the idle clock restarts while it is there.
+func (c *conn) deadline(now int64) int64 {
+	cfg := &c.eng.cfg
+	switch {
+	case c.eof:
+		return 0
+	case c.proto != nil && c.proto.Busy():
+		c.partialSince = 0
+		if ab, ok := c.proto.(bodyAwaiter); ok && ab.AwaitingBody() {
+			if c.lastProgress == 0 {
+				c.lastProgress = now
+			}
+			return c.lastProgress + int64(cfg.IdleTimeout)
+		}
+		return 0
+	case c.w > c.r:
+		if c.partialSince == 0 {
+			c.partialSince = now
+		}
+		return c.partialSince + int64(cfg.ReadHeaderTimeout)
+	}
+	c.partialSince = 0
+	if c.fresh {
+		// As on gnet: a new connection must send its first request within the
+		// read-header timeout.
+		return c.start + int64(cfg.ReadHeaderTimeout)
+	}
+	if c.wr.pending.Load() > 0 {
+		return now + int64(cfg.IdleTimeout)
+	}
+	return max(c.lastActive, c.wr.lastDone.Load()) + int64(cfg.IdleTimeout)
+}
+
+// finish closes the connection once the writer wrote what was queued, then the
+// protocol (its handlers' contexts are cancelled).
+func (c *conn) finish(err error) {
+	c.live.Store(false)
+	c.wr.end()
+	<-c.wr.done // bounded: every write has a deadline, and abort closes the socket
+	_ = c.nc.Close()
+	if c.aborted.Load() {
+		err = ErrStopped
+	}
+	if errors.Is(err, errTimeout) || errors.Is(err, io.EOF) && c.eof {
+		err = nil
+	}
+	if c.proto != nil {
+		c.proto.OnClose(err)
+	}
+	c.releaseBuf()
+	c.in = nil
+}

@@ -1,0 +1,294 @@
+// Package stdengine is the second engine behind the httpmsg seam: it serves
+// connections with the standard library (net.Listener, crypto/tls), one owner
+// goroutine per connection, on every OS Go supports. It carries TLS, and plaintext
+// where gnet is not available or not wanted; it drives the same internal/h1 and
+// internal/h2 state machines as the gnet engine (internal/engine), through the same
+// contract (httpmsg.Conn, httpmsg.Proto and the optional interfaces the gnet engine
+// uses: OnWake, AfterFlush, DrainLevel, Drain, InputEnded, AwaitingBody, ErrUpgrade).
+//
+// Life of a connection:
+//
+//	accept -> (TLS: handshake under Config.HandshakeTimeout, ALPN picks h2 or h1)
+//	owner goroutine (conn.serve), the equivalent of the event loop for this conn:
+//	  loop: OnWake when a worker asked -> OnData over the unconsumed input
+//	        -> the callback's output batch goes to the writer's queue
+//	        -> AfterFlush(unsent), DrainLevel -> wait: a blocking Read into the
+//	           connection's buffer, interrupted by Wake (read deadline in the past)
+//	writer goroutine: writes the queued batches in order, in slices each under the
+//	idle timeout as write deadline, and wakes the owner when the unsent output
+//	falls to the level the protocol waits for.
+//
+// Why a read deadline for the wake-up: the owner must run OnWake promptly while it
+// is blocked in Read (a worker finished a response; shutdown asked for a drain).
+// Setting the read deadline to a time in the past makes the pending Read return at
+// once with a timeout; both net.TCPConn and tls.Conn stay usable after that
+// (crypto/tls keeps a partial record and treats a timeout as temporary; net/http's
+// own abortPendingRead relies on the same). It keeps one goroutine reading and
+// running the protocol, so the protocol's state has one owner as on gnet, with no
+// second reader goroutine and no hand-off of read buffers. Wake-ups coalesce on an
+// atomic flag, so a busy connection pays for one deadline change per wake, not per
+// response. The writer is a goroutine of its own so that the owner never blocks in
+// a write: it keeps reading (WINDOW_UPDATE, RST_STREAM, a client that leaves) and
+// draining workers while a slow client takes its output, and the writer's queue is
+// the "output still held" that gnet's buffer is for the protocols' back-pressure.
+package stdengine
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/celeris-dev/celeris/internal/httpmsg"
+)
+
+// ErrStopped is the error a protocol's OnClose gets when the engine stops under it.
+var ErrStopped = errors.New("stdengine: stopped")
+
+// Config configures an Engine. The protocol factories mean what they mean for the
+// gnet engine (internal/engine.Config).
+type Config struct {
+	Addr      string // host:port
+	ReusePort bool   // SO_REUSEPORT on the listener (not on Windows)
+	// TLSConfig, when set, makes every connection TLS: the handshake runs first,
+	// and the protocol is chosen by ALPN ("h2": HTTP/2 at once, anything else:
+	// HTTP/1.1); Upgrade and the preface sniffing are not used. The config must
+	// not be modified after Run.
+	TLSConfig        *tls.Config
+	HandshakeTimeout time.Duration // TLS handshake, default 10 s
+
+	ReadHeaderTimeout time.Duration // default 10 s
+	IdleTimeout       time.Duration // default 60 s
+	Logger            *slog.Logger
+
+	NewH1    func(c httpmsg.Conn) httpmsg.Proto
+	NewH2    func(c httpmsg.Conn) httpmsg.Proto // nil: no HTTP/2 (h2c refused with RefuseH2)
+	RefuseH2 func() []byte
+	Upgrade  func(c httpmsg.Conn, req *httpmsg.Request, settings []byte) (httpmsg.Proto, error)
+	// InadequateSecurity is written before closing a TLS connection that
+	// negotiated h2 below RFC 9113 §9.2's minimum (TLS 1.2 with a blocklisted
+	// cipher suite, or a version below 1.2): a GOAWAY INADEQUATE_SECURITY frame.
+	InadequateSecurity func() []byte
+	// HandshakeFailed, when set, is called for every failed TLS handshake (which
+	// is not logged: any client can cause one per connection).
+	HandshakeFailed func()
+
+	MaxBufferedInput int // unconsumed input past which reading stops, default 512 KiB
+	PeekWindow       int // most input presented per OnData call, default 128 KiB
+}
+
+// Engine serves connections on a net.Listener.
+type Engine struct {
+	cfg  Config
+	addr atomic.Pointer[net.Addr]
+
+	booted   chan struct{}
+	bootOnce sync.Once
+	bootErr  error
+	stopping chan struct{} // closed by Stop
+	stopOnce sync.Once
+	stopped  chan struct{} // closed when Run returned
+	draining atomic.Bool
+
+	mu    sync.Mutex
+	ln    net.Listener       // guarded by mu
+	conns map[*conn]struct{} // guarded by mu: every open connection
+	wg    sync.WaitGroup     // owner goroutines
+}
+
+// New returns an engine; Run starts it.
+func New(cfg Config) *Engine {
+	if cfg.ReadHeaderTimeout <= 0 {
+		cfg.ReadHeaderTimeout = 10 * time.Second
+	}
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = 60 * time.Second
+	}
+	if cfg.HandshakeTimeout <= 0 {
+		cfg.HandshakeTimeout = 10 * time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.PeekWindow <= 0 {
+		cfg.PeekWindow = 128 << 10
+	}
+	if cfg.MaxBufferedInput <= 0 {
+		cfg.MaxBufferedInput = 512 << 10
+	}
+	// A whole head or frame must fit in what is read before reading stops.
+	cfg.MaxBufferedInput = max(cfg.MaxBufferedInput, cfg.PeekWindow)
+	return &Engine{
+		cfg:      cfg,
+		booted:   make(chan struct{}),
+		stopping: make(chan struct{}),
+		stopped:  make(chan struct{}),
+		conns:    make(map[*conn]struct{}),
+	}
+}
+
+// Run listens and serves until Stop; it returns the listen error, or nil once the
+// engine stopped and every connection closed.
+func (e *Engine) Run() error {
+	defer close(e.stopped)
+	ln, err := e.listen()
+	if err != nil {
+		e.markBooted(err)
+		return err
+	}
+	a := ln.Addr()
+	e.addr.Store(&a)
+	e.mu.Lock()
+	e.ln = ln
+	e.mu.Unlock()
+	e.markBooted(nil)
+	err = e.accept(ln)
+	if err != nil {
+		e.stopOnce.Do(func() { close(e.stopping) })
+	}
+	<-e.stopping
+	e.closeAll()
+	e.wg.Wait()
+	return err
+}
+
+func (e *Engine) markBooted(err error) {
+	e.bootOnce.Do(func() {
+		e.bootErr = err
+		close(e.booted)
+	})
+}
+
+// accept runs until the listener closes (nil) or fails (the error).
+func (e *Engine) accept(ln net.Listener) error {
+	var delay time.Duration
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() || isTemporary(err) {
+				// Out of descriptors, or a connection reset before accept: back
+				// off as net/http does instead of spinning.
+				delay = min(max(2*delay, 5*time.Millisecond), time.Second)
+				e.cfg.Logger.Warn("stdengine: accept", "err", err, "retry_in", delay)
+				time.Sleep(delay)
+				continue
+			}
+			return err
+		}
+		delay = 0
+		if e.draining.Load() {
+			_ = nc.Close()
+			continue
+		}
+		c := newConn(e, nc)
+		e.mu.Lock()
+		select {
+		case <-e.stopping:
+			e.mu.Unlock()
+			_ = nc.Close()
+			continue
+		default:
+		}
+		e.conns[c] = struct{}{}
+		e.wg.Add(1)
+		e.mu.Unlock()
+		go c.serve()
+	}
+}
+
+// isTemporary reports accept errors worth a retry (EMFILE, ECONNABORTED...).
+func isTemporary(err error) bool {
+	t, ok := err.(interface{ Temporary() bool })
+	return ok && t.Temporary()
+}
+
+// remove forgets c (its owner goroutine ends).
+func (e *Engine) remove(c *conn) {
+	e.mu.Lock()
+	delete(e.conns, c)
+	e.mu.Unlock()
+	e.wg.Done()
+}
+
+// closeAll aborts every connection: their owners close the protocols with
+// ErrStopped and return.
+func (e *Engine) closeAll() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for c := range e.conns {
+		c.abort()
+	}
+}
+
+// WaitReady blocks until the listener runs (or Run failed) and returns its address.
+func (e *Engine) WaitReady() (net.Addr, error) {
+	<-e.booted
+	if e.bootErr != nil {
+		return nil, e.bootErr
+	}
+	return e.Addr(), nil
+}
+
+// Addr is the bound address, nil before the engine is ready.
+func (e *Engine) Addr() net.Addr {
+	if a := e.addr.Load(); a != nil {
+		return *a
+	}
+	return nil
+}
+
+// Drain makes the engine refuse new connections (the first call closes the
+// listener), asks every connection's protocol to finish and returns the number of
+// connections still open.
+func (e *Engine) Drain() int {
+	if e.draining.CompareAndSwap(false, true) {
+		e.mu.Lock()
+		if e.ln != nil {
+			_ = e.ln.Close()
+		}
+		e.mu.Unlock()
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for c := range e.conns {
+		c.requestDrain()
+	}
+	return len(e.conns)
+}
+
+// Stop closes the listener and every connection and waits for Run to return.
+func (e *Engine) Stop(ctx context.Context) error {
+	select {
+	case <-e.booted:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if e.bootErr != nil {
+		return e.bootErr
+	}
+	e.stopOnce.Do(func() { close(e.stopping) })
+	e.mu.Lock()
+	_ = e.ln.Close()
+	e.mu.Unlock()
+	select {
+	case <-e.stopped:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// OpenConnections is the number of open connections (handshakes included).
+func (e *Engine) OpenConnections() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.conns)
+}

@@ -1,0 +1,118 @@
+package stdengine
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// writer is a connection's writer goroutine and its queue: the owner pushes each
+// iteration's output batch, the writer writes the batches in order. What is queued
+// and not yet written (pending) is what the protocols see as the engine's unsent
+// output (OutboundBuffered, AfterFlush), as gnet's outbound buffer on the other
+// engine. Unlike gnet, the writer knows when output drains: it wakes the owner as
+// soon as pending falls to the level the protocol waits for (DrainLevel), so no
+// drain estimate or ticker is needed.
+type writer struct {
+	pending  atomic.Int64 // bytes queued and not yet written
+	level    atomic.Int64 // wake the owner once pending <= level; -1: no one waits
+	lastDone atomic.Int64 // when a write last completed, unix ns (idle clock)
+	failed   atomic.Bool  // a write failed: the peer is gone, the socket is closed
+
+	mu     sync.Mutex
+	cond   sync.Cond
+	queue  [][]byte // guarded by mu: batches to write, owned by the writer
+	spare  [][]byte // guarded by mu: the queue's other backing array
+	free   [][]byte // guarded by mu: written buffers, handed back to the owner
+	ending bool     // guarded by mu: return once the queue is written
+	done   chan struct{}
+}
+
+// maxFreeBuf bounds a buffer the writer hands back for reuse.
+const maxFreeBuf = 1 << 20
+
+// writeSlice is the most written under one write deadline.
+const writeSlice = 256 << 10
+
+func (w *writer) init() {
+	w.cond.L = &w.mu
+	w.level.Store(-1)
+	w.done = make(chan struct{})
+}
+
+// push queues b, which the writer owns from then on, and returns an empty buffer
+// for the owner's next batch (a written one when there is one). Owner only.
+func (w *writer) push(b []byte) []byte {
+	w.pending.Add(int64(len(b)))
+	w.mu.Lock()
+	w.queue = append(w.queue, b)
+	var next []byte
+	if n := len(w.free); n > 0 {
+		next = w.free[n-1]
+		w.free[n-1] = nil
+		w.free = w.free[:n-1]
+	}
+	w.mu.Unlock()
+	w.cond.Signal()
+	return next[:0]
+}
+
+// end makes the writer return once the queue is written (owner, at close).
+func (w *writer) end() {
+	w.mu.Lock()
+	w.ending = true
+	w.mu.Unlock()
+	w.cond.Signal()
+}
+
+// run is the writer goroutine of c.
+func (w *writer) run(c *conn) {
+	defer close(w.done)
+	idle := c.eng.cfg.IdleTimeout
+	for {
+		w.mu.Lock()
+		for len(w.queue) == 0 && !w.ending {
+			w.cond.Wait()
+		}
+		if len(w.queue) == 0 {
+			w.mu.Unlock()
+			return
+		}
+		batch := w.queue
+		w.queue, w.spare = w.spare[:0], nil
+		w.mu.Unlock()
+		for _, b := range batch {
+			for off := 0; off < len(b); {
+				// Slices: each must make progress within the idle timeout (a
+				// client that stops reading is closed, as on gnet), and pending
+				// falls as bytes leave (streaming back-pressure).
+				n := min(len(b)-off, writeSlice)
+				if !w.failed.Load() {
+					_ = c.nc.SetWriteDeadline(time.Now().Add(idle))
+					if _, err := c.nc.Write(b[off : off+n]); err != nil {
+						w.failed.Store(true)
+						// The owner may be blocked in Read on a peer that is gone:
+						// closing makes it return and end the connection.
+						_ = c.raw.Close()
+						c.Wake()
+					}
+				}
+				off += n
+				p := w.pending.Add(-int64(n))
+				w.lastDone.Store(time.Now().UnixNano())
+				if l := w.level.Load(); l >= 0 && p <= l && w.level.CompareAndSwap(l, -1) {
+					c.Wake()
+				}
+			}
+		}
+		w.mu.Lock()
+		for i, b := range batch {
+			if cap(b) <= maxFreeBuf && len(w.free) < 2 {
+				w.free = append(w.free, b)
+			}
+			batch[i] = nil
+		}
+		w.spare = batch[:0]
+		w.mu.Unlock()
+	}
+}

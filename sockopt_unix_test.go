@@ -1,0 +1,10 @@
+//go:build !windows
+
+package celeris
+
+import "syscall"
+
+// setRcvBuf sets a socket's receive buffer (SO_RCVBUF).
+func setRcvBuf(fd uintptr, n int) error {
+	return syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, n)
+}
