@@ -34,7 +34,6 @@ var engineTests = []struct {
 	{"H1ReadHeaderTimeout", TestH1ReadHeaderTimeout},
 	{"H1BlockingHandlersIsolation", TestH1BlockingHandlersIsolation},
 	{"RoutesBothProtocols", TestRoutesBothProtocols},
-	{"H2SpecEngine", TestH2SpecEngine},
 	{"H2OneConnectionManyGoroutines", TestH2OneConnectionManyGoroutines},
 	{"H2ManyStreamsManyConnections", TestH2ManyStreamsManyConnections},
 	{"H2RefusalHeader", TestH2RefusalHeader},

@@ -4,6 +4,7 @@
 package conformance
 
 import (
+	"crypto/tls"
 	"net"
 	"os"
 	"strconv"
@@ -19,32 +20,52 @@ import (
 
 	"github.com/celeris-dev/celeris"
 	"github.com/celeris-dev/celeris/celeristest"
+	"github.com/celeris-dev/celeris/internal/selfcert"
 )
 
 // h2specCases is the number of cases h2spec v2.2.1 runs with --strict.
 const h2specCases = 146
 
-// startServer serves register's routes on 127.0.0.1:0 until the test ends.
-func startServer(t *testing.T, cfg celeris.Config, register func(s *celeris.Server)) string {
-	t.Helper()
-	_, addr := celeristest.Serve(t, cfg, register)
-	return addr
-}
-
-// TestH2Spec runs every h2spec case (generic, http2, hpack; --strict) over h2c
-// against the server, with the route's handler on a worker and inline on the loop.
+// TestH2Spec runs every h2spec case (generic, http2, hpack; --strict) against the
+// server: over h2c on the gnet engine (the route's handler on a worker, and inline
+// on the loop) and on the std engine, and over TLS (h2 by ALPN, the std engine's
+// TLS listener; h2spec --tls --insecure).
 func TestH2Spec(t *testing.T) {
-	for _, inline := range []bool{false, true} {
-		t.Run(map[bool]string{true: "inline", false: "worker"}[inline], func(t *testing.T) {
-			addr := startServer(t, celeris.Config{}, func(s *celeris.Server) {
+	cert, err := selfcert.New("localhost", "127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		engine celeris.Engine
+		inline bool
+		tls    bool
+	}{
+		{name: "gnet-worker", engine: celeris.EngineGnet},
+		{name: "gnet-inline", engine: celeris.EngineGnet, inline: true},
+		{name: "std-worker", engine: celeris.EngineStd},
+		{name: "std-inline", engine: celeris.EngineStd, inline: true},
+		{name: "tls-worker", tls: true},
+		{name: "tls-inline", tls: true, inline: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := celeris.Config{Engine: tc.engine}
+			if tc.tls {
+				cfg.TLSAddr = "127.0.0.1:0"
+				cfg.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert.TLS}}
+			}
+			s, addr := celeristest.Serve(t, cfg, func(s *celeris.Server) {
 				r := s.Any("/", func(c *celeris.Context) error { return c.String(200, "hello from celeris") })
-				if inline {
+				if tc.inline {
 					r.Inline()
 				}
 			})
+			if tc.tls {
+				addr = s.TLSAddr().String()
+			}
 			host, port, _ := net.SplitHostPort(addr)
 			p, _ := strconv.Atoi(port)
-			runH2Spec(t, &config.Config{Host: host, Port: p, Path: "/", Timeout: 2 * time.Second, MaxHeaderLen: 4000, Strict: true})
+			runH2Spec(t, &config.Config{Host: host, Port: p, Path: "/", Timeout: 2 * time.Second, MaxHeaderLen: 4000, Strict: true, TLS: tc.tls, Insecure: tc.tls})
 		})
 	}
 }
