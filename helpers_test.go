@@ -2,12 +2,14 @@ package celeris
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"io"
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -151,4 +153,22 @@ func inlineServe(t *testing.T, s *Server, req []byte) (serve func(), fc *fakeCon
 			t.Fatalf("OnData = %d, %v", n, err)
 		}
 	}, fc
+}
+
+// lockedBuffer is a bytes.Buffer safe for concurrent writes (a logger's output).
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

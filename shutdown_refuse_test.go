@@ -4,7 +4,6 @@ package celeris
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -25,23 +24,6 @@ import (
 )
 
 // lockedBuffer is a log sink that the server's goroutines may share.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // TestShutdownRefusesNewConnections: once Shutdown began, a new connection is
 // refused by the kernel (ECONNREFUSED, as after net/http closes its listener) while
 // the request in flight on an open connection still gets its answer. Each
