@@ -60,6 +60,7 @@ var engineTests = []struct {
 	{"AdaptFlushStreams", TestAdaptFlushStreams},
 	{"AdaptLargeResponse", TestAdaptLargeResponse},
 	{"UploadStreamsWithBoundedMemory", TestUploadStreamsWithBoundedMemory},
+	{"AdaptHijack", TestAdaptHijack},
 }
 
 // TestStdEngine runs engineTests on the std engine (the gnet engine runs them as

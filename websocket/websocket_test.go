@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -19,9 +20,13 @@ import (
 
 func startServer(t testing.TB, register func(s *celeris.Server)) string {
 	t.Helper()
-	_, addr := celeristest.Serve(t, celeris.Config{}, register)
+	_, addr := celeristest.Serve(t, celeris.Config{Engine: testEngine}, register)
 	return addr
 }
+
+// testEngine: CELERIS_TEST_ENGINE=std runs these tests on the std engine (.ci/run
+// does); the default is gnet on Linux.
+var testEngine = celeris.Engine(os.Getenv("CELERIS_TEST_ENGINE"))
 
 // echoRoutes serves /handler (a blocking handler) and /events (callbacks), both
 // echoing every message, and /inline (callbacks behind an inline route).

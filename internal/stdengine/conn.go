@@ -84,6 +84,8 @@ type conn struct {
 	drain   atomic.Bool   // shutdown asked this connection to finish
 	aborted atomic.Bool   // the engine stops: close now
 
+	hijacked bool // the connection left the engine (Hijack): finish leaves nc open
+
 	wr writer
 
 	small [smallSize]byte // the read buffer while input is light
@@ -188,6 +190,9 @@ func (c *conn) loop() error {
 			c.dlDirty = true
 			if c.proto != nil && !c.closing {
 				err = c.proto.OnWake()
+				if err == httpmsg.ErrUpgrade && c.takeSwitch() {
+					err = nil
+				}
 			}
 			if err == nil && c.drain.Load() && !c.closing {
 				c.drainProto()
@@ -255,6 +260,9 @@ func (c *conn) feed() error {
 			c.r, c.w = 0, 0
 		}
 		if err == httpmsg.ErrUpgrade {
+			if c.takeSwitch() {
+				continue
+			}
 			up, ok := c.proto.(upgrader)
 			if !ok || c.eng.cfg.Upgrade == nil {
 				return err
@@ -500,6 +508,11 @@ func (c *conn) finish(err error) {
 	c.live.Store(false)
 	c.wr.end()
 	<-c.wr.done // bounded: every write has a deadline, and abort closes the socket
+	if c.hijacked {
+		c.releaseBuf()
+		c.in = nil
+		return // the connection is the hijacker's now
+	}
 	_ = c.nc.Close()
 	if c.aborted.Load() {
 		err = ErrStopped

@@ -1,0 +1,70 @@
+package stdengine
+
+import (
+	"errors"
+	"net"
+	"time"
+
+	"github.com/celeris-dev/celeris/internal/httpmsg"
+)
+
+// switcher is implemented by a protocol (h1) whose handler switched the
+// connection to another protocol (a 101 answer, WebSocket): see internal/engine.
+type switcher interface {
+	TakeSwitch() httpmsg.Proto
+}
+
+// takeSwitch installs the protocol a handler switched to; false when the switch
+// is not a handler's (h2c).
+func (c *conn) takeSwitch() bool {
+	sw, ok := c.proto.(switcher)
+	if !ok {
+		return false
+	}
+	p := sw.TakeSwitch()
+	if p == nil {
+		return false
+	}
+	c.proto = p
+	return true
+}
+
+// errHijacked ends the owner of a connection that left the engine.
+var errHijacked = errors.New("stdengine: connection hijacked")
+
+// Hijack takes the connection out of the engine (httpmsg.Hijacker; owner only):
+// the output batch and the writer's queue are written first, then the net.Conn
+// (the TLS connection over TLS) goes to the caller with the input read past the
+// request. The owner returns without closing it and without OnClose for the
+// protocol that gave it away.
+func (c *conn) Hijack() (nc net.Conn, buffered, pending []byte, err error) {
+	if c.closing || c.wantClose || c.eof || c.aborted.Load() {
+		return nil, nil, nil, errHijacked
+	}
+	c.flush()
+	c.wr.end()
+	<-c.wr.done // bounded: every write has a deadline
+	if c.wr.failed.Load() {
+		return nil, nil, nil, errHijacked
+	}
+	if c.r < c.w {
+		buffered = append([]byte(nil), c.in[c.r:c.w]...)
+		c.r, c.w = 0, 0
+	}
+	c.live.Store(false) // Wake must no longer move the deadline of a conn we gave away
+	_ = c.nc.SetDeadline(time.Time{})
+	c.hijacked = true
+	c.proto = hijacked{}
+	c.wantClose = true
+	return c.nc, buffered, nil, nil
+}
+
+// hijacked is the protocol of a connection that left the engine.
+type hijacked struct{}
+
+func (hijacked) OnData(in []byte) (int, error) { return len(in), nil }
+func (hijacked) OnWake() error                 { return nil }
+func (hijacked) OnClose(error)                 {}
+func (hijacked) Busy() bool                    { return false }
+
+var _ httpmsg.Hijacker = (*conn)(nil)
