@@ -20,7 +20,10 @@ func (s *Server) configureH2() {
 		MaxHeaderListSize:    uint32(max(0, s.cfg.MaxHeaderBytes)),
 		MaxRequestBodySize:   s.cfg.MaxRequestBodySize,
 		StreamGauge:          &s.activeStreams,
-		Logger:               s.logger,
+		// RFC 8441: WebSocket over HTTP/2 (websocket package); browsers use it
+		// on h2 connections.
+		EnableConnectProtocol: true,
+		Logger:                s.logger,
 	}
 	if s.cfg.RefusalHeader != nil {
 		s.h2cfg.RefusalFields = s.refusalFields

@@ -380,7 +380,7 @@ func (s *Server) Prepare(req *httpmsg.Request) bool {
 	}
 	s.lookup(c)
 	if c.route != nil {
-		return c.route.inline
+		return c.route.inline && c.req.Method != http.MethodConnect // a tunnel blocks (tunnel.go)
 	}
 	// The built-in 404 and 405 answers (DefaultErrorHandler's) never block; user
 	// middleware or a user error handler might, so they run on a worker like any
@@ -392,7 +392,15 @@ func (s *Server) Prepare(req *httpmsg.Request) bool {
 func (s *Server) lookup(c *Context) {
 	c.params.Reset()
 	c.route, c.allow = nil, ""
-	r, res, allow := s.router.Lookup(c.method(), c.path(), &c.params)
+	m := c.method()
+	if m == http.MethodConnect {
+		if _, ok := c.isExtendedConnect(); ok {
+			// RFC 8441: WebSocket over HTTP/2 opens with an extended CONNECT to the
+			// path a GET opens over HTTP/1.1; the same route serves both.
+			m = http.MethodGet
+		}
+	}
+	r, res, allow := s.router.Lookup(m, c.path(), &c.params)
 	switch res {
 	case router.Found:
 		c.route = r

@@ -24,14 +24,19 @@ func (c *Context) switchProtocol(header []httpmsg.Field, p func(httpmsg.Conn) ht
 	if c.written {
 		return 0, ErrResponseWritten
 	}
+	if _, ok := c.isExtendedConnect(); ok {
+		// RFC 8441 §5: a 2xx answers the extended CONNECT; the stream is the
+		// tunnel (tunnel.go), served until it closes.
+		if err := c.runTunnel(header, p); err != nil {
+			return 0, err
+		}
+		return http.StatusOK, nil
+	}
 	sw, ok := c.w.(httpmsg.Switcher)
 	if !ok {
 		return 0, errNoSwitch
 	}
 	status := http.StatusSwitchingProtocols
-	if c.req.ProtoMajor == 2 {
-		status = http.StatusOK // RFC 8441 §5: a 2xx answers the extended CONNECT
-	}
 	fields := append(c.header, header...)
 	if err := sw.Switch(fields, p); err != nil {
 		return 0, err

@@ -55,20 +55,24 @@ func TestDemoWebSocketNode(t *testing.T) {
 }
 
 // TestDemoBrowserPage: headless Chromium loads GET / and the page's own script
-// reports that /ws/echo echoed its messages and /sse sent its five events.
+// reports that /ws/echo echoed its messages and /sse sent its five events: over
+// plaintext HTTP/1.1, and over TLS, where the page says it was served over h2 and
+// the WebSocket goes over the same h2 connection (RFC 8441).
 func TestDemoBrowserPage(t *testing.T) {
 	chromium, err := exec.LookPath("chromium")
 	if err != nil {
 		t.Skip("chromium not installed (apt-get install chromium)")
 	}
-	base := startDemo(t, false)
-	dom := runClient(t, nil, chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-		"--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--user-data-dir="+t.TempDir(), "--virtual-time-budget=10000", "--dump-dom", base+"/")
-	for _, want := range []string{`<b id="ws">ok</b>`, `<b id="sse">ok</b>`, `<b id="proto">http/1.1</b>`} {
-		if !strings.Contains(dom, want) {
-			log := regexp.MustCompile(`(?s)<pre id="log">.*?</pre>`).FindString(dom)
-			t.Fatalf("page lacks %s; status line and log:\n%s\n%s", want, regexp.MustCompile(`Protocol of this page.*`).FindString(dom), log)
+	plain, secure := startDemoTLS(t, options{})
+	for _, tc := range []struct{ url, proto string }{{url: plain, proto: "http/1.1"}, {url: secure, proto: "h2"}} {
+		dom := runClient(t, nil, chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+			"--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
+			"--ignore-certificate-errors", "--user-data-dir="+t.TempDir(), "--virtual-time-budget=10000", "--dump-dom", tc.url+"/")
+		for _, want := range []string{`<b id="ws">ok</b>`, `<b id="sse">ok</b>`, `<b id="proto">` + tc.proto + `</b>`} {
+			if !strings.Contains(dom, want) {
+				log := regexp.MustCompile(`(?s)<pre id="log">.*?</pre>`).FindString(dom)
+				t.Fatalf("%s: page lacks %s; status line and log:\n%s\n%s", tc.url, want, regexp.MustCompile(`Protocol of this page.*`).FindString(dom), log)
+			}
 		}
 	}
 }

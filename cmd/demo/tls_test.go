@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"crypto/tls"
 	"net/http"
 	"os"
@@ -9,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/celeris-dev/celeris/celeristest"
 	"github.com/celeris-dev/celeris/internal/selfcert"
 )
 
@@ -21,20 +21,8 @@ func startDemoTLS(t *testing.T, o options) (plain, secure string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	errc := make(chan error, 1)
-	go func() { errc <- s.Start() }()
-	select {
-	case <-s.Ready():
-	case err := <-errc:
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = s.Shutdown(ctx)
-		<-errc
-	})
-	return "http://" + s.Addr().String(), "https://" + s.TLSAddr().String()
+	plain = "http://" + celeristest.Start(t, s)
+	return plain, "https://" + s.TLSAddr().String()
 }
 
 // tlsClients speak h2 and HTTP/1.1 over TLS; roots nil trusts any certificate

@@ -47,6 +47,11 @@ type Config struct {
 	// ("" and nil: none, the default). A body larger than the stream's or the
 	// connection's send window is left out. It runs on the event loop.
 	RefusalBody func(status int) (contentType string, body []byte)
+	// EnableConnectProtocol advertises SETTINGS_ENABLE_CONNECT_PROTOCOL and
+	// accepts extended CONNECT requests (RFC 8441: a :protocol pseudo-header, as
+	// WebSocket over HTTP/2 sends). Their streams are tunnels: their DATA is not a
+	// request body, so MaxRequestBodySize does not bound it (flow control does).
+	EnableConnectProtocol bool
 	// StreamGauge, when set, counts the open streams of every connection using
 	// this Config (for metrics).
 	StreamGauge *atomic.Int64

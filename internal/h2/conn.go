@@ -232,14 +232,20 @@ func newConn(nc httpmsg.Conn, h httpmsg.Handler, pool *work.Pool, cfg *Config) *
 // writePreface writes the server connection preface (RFC 9113 §3.4): our SETTINGS,
 // then a WINDOW_UPDATE growing the connection receive window beyond 65535.
 func (c *Conn) writePreface() {
-	c.out = frame.AppendSettings(c.out,
-		frame.Setting{ID: frame.SettingMaxConcurrentStreams, Val: c.cfg.MaxConcurrentStreams},
-		frame.Setting{ID: frame.SettingInitialWindowSize, Val: c.cfg.InitialWindowSize},
-		frame.Setting{ID: frame.SettingMaxFrameSize, Val: c.cfg.MaxFrameSize},
-		frame.Setting{ID: frame.SettingMaxHeaderListSize, Val: c.cfg.MaxHeaderListSize},
-		frame.Setting{ID: frame.SettingHeaderTableSize, Val: c.cfg.HeaderTableSize},
-		frame.Setting{ID: frame.SettingEnablePush, Val: 0},
-	)
+	settings := [...]frame.Setting{
+		{ID: frame.SettingMaxConcurrentStreams, Val: c.cfg.MaxConcurrentStreams},
+		{ID: frame.SettingInitialWindowSize, Val: c.cfg.InitialWindowSize},
+		{ID: frame.SettingMaxFrameSize, Val: c.cfg.MaxFrameSize},
+		{ID: frame.SettingMaxHeaderListSize, Val: c.cfg.MaxHeaderListSize},
+		{ID: frame.SettingHeaderTableSize, Val: c.cfg.HeaderTableSize},
+		{ID: frame.SettingEnablePush, Val: 0},
+		{ID: frame.SettingEnableConnectProtocol, Val: 1}, // RFC 8441 §3
+	}
+	n := len(settings)
+	if !c.cfg.EnableConnectProtocol {
+		n--
+	}
+	c.out = frame.AppendSettings(c.out, settings[:n]...)
 	if w := c.cfg.connWindow(); w > c.recvWindow {
 		c.out = frame.AppendWindowUpdate(c.out, 0, uint32(w-c.recvWindow))
 		c.recvWindow = w

@@ -238,7 +238,7 @@ func (c *Conn) onData(f *frame.Frame) error {
 		c.grantStreamCredit(s)
 		return nil
 	}
-	if s.received > c.cfg.MaxRequestBodySize {
+	if s.received > c.cfg.MaxRequestBodySize && !s.tunnel {
 		c.recvCredit += int64(len(data))
 		c.bodyTooLarge(s)
 		return nil

@@ -32,6 +32,8 @@ type headerBlock struct {
 	path      string
 	authority string
 	host      string
+	protocol  string // RFC 8441 :protocol (extended CONNECT)
+	xconnect  bool   // extended CONNECT is enabled (Config.EnableConnectProtocol)
 }
 
 const (
@@ -39,6 +41,7 @@ const (
 	seenScheme
 	seenPath
 	seenAuthority
+	seenProtocol
 )
 
 func (c *Conn) onHeaders(f *frame.Frame) error {
@@ -47,7 +50,7 @@ func (c *Conn) onHeaders(f *frame.Frame) error {
 	if id%2 == 0 {
 		return connErr(frame.ErrCodeProtocol, "even stream id from a client")
 	}
-	c.hb = headerBlock{streamID: id, endStream: f.EndStream()}
+	c.hb = headerBlock{streamID: id, endStream: f.EndStream(), xconnect: c.cfg.EnableConnectProtocol}
 	hb := &c.hb
 	selfDep := f.HasPriority && f.Priority.StreamDep == id
 	switch s := c.streams[id]; {
@@ -337,6 +340,11 @@ func (hb *headerBlock) pseudoField(name, value string) string {
 		bit, hb.path = seenPath, value
 	case ":authority":
 		bit, hb.authority = seenAuthority, value
+	case ":protocol":
+		if !hb.xconnect {
+			return "unknown or response pseudo-header field"
+		}
+		bit, hb.protocol = seenProtocol, value
 	default:
 		return "unknown or response pseudo-header field"
 	}
@@ -497,6 +505,20 @@ func (c *Conn) malformedRequest(s *stream, reason string) {
 
 // checkRequest checks the pseudo-header fields of a request (RFC 9113 §8.3.1).
 func (hb *headerBlock) checkRequest() string {
+	if hb.pseudo&seenProtocol != 0 {
+		// RFC 8441 §4: an extended CONNECT carries :scheme, :path and :authority
+		// with :protocol, and only CONNECT may carry :protocol.
+		if hb.method != "CONNECT" {
+			return ":protocol on a method other than CONNECT"
+		}
+		if hb.pseudo != seenMethod|seenScheme|seenPath|seenAuthority|seenProtocol {
+			return "bad extended CONNECT pseudo-header fields"
+		}
+		if hb.path[0] != '/' {
+			return "bad :path"
+		}
+		return ""
+	}
 	if hb.method == "CONNECT" {
 		if hb.pseudo != seenMethod|seenAuthority {
 			return "bad CONNECT pseudo-header fields"
@@ -533,6 +555,12 @@ func (c *Conn) startRequest(s *stream) {
 	}
 	s.isHead = r.Method == "HEAD"
 	s.remoteDone = hb.endStream
+	if hb.protocol != "" {
+		// RFC 8441: the protocol reaches the handler as a field, as net/http's
+		// HTTP/2 server gives it (r.Header[":protocol"]); the stream is a tunnel.
+		r.Header = appendField(r.Header, ":protocol", hb.protocol)
+		s.tunnel = true
+	}
 	c.lastProcessed = s.id
 	if s.declLen > c.cfg.MaxRequestBodySize {
 		c.rejectRequest(s, 413)

@@ -26,6 +26,7 @@ type stream struct {
 	closed     bool // gone from c.streams
 	free       bool // on c.free (then closed is set too)
 	inline     bool // set before Serve, read-only while it runs
+	tunnel     bool // an extended CONNECT (RFC 8441): DATA is a byte stream, not a bounded body
 	isHead     bool // set before Serve, read-only while it runs
 	noBody     bool // the response carries no DATA (HEAD, 1xx, 204, 304)
 	buffering  bool // inline route waiting for its body in body
@@ -166,7 +167,7 @@ func (c *Conn) maybeRecycle(s *stream) {
 	s.id, s.counted = 0, false
 	s.remoteDone, s.localDone = false, false
 	s.closed, s.free = true, true
-	s.inline, s.isHead, s.noBody, s.buffering, s.draining = false, false, false, false, false
+	s.inline, s.isHead, s.noBody, s.buffering, s.draining, s.tunnel = false, false, false, false, false, false
 	s.discarded = 0
 	s.running, s.waiting, s.inSendq, s.hdrSent = false, false, false, false
 	s.declLen, s.received = 0, 0

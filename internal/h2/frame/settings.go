@@ -13,6 +13,9 @@ const (
 	SettingInitialWindowSize    SettingID = 0x4
 	SettingMaxFrameSize         SettingID = 0x5
 	SettingMaxHeaderListSize    SettingID = 0x6
+	// SettingEnableConnectProtocol lets a client send extended CONNECT requests
+	// (RFC 8441 §3: WebSocket over HTTP/2).
+	SettingEnableConnectProtocol SettingID = 0x8
 )
 
 func (s SettingID) String() string {
@@ -29,6 +32,8 @@ func (s SettingID) String() string {
 		return "MAX_FRAME_SIZE"
 	case SettingMaxHeaderListSize:
 		return "MAX_HEADER_LIST_SIZE"
+	case SettingEnableConnectProtocol:
+		return "ENABLE_CONNECT_PROTOCOL"
 	}
 	return "UNKNOWN_SETTING_" + strconv.Itoa(int(s))
 }
@@ -46,6 +51,11 @@ func (s Setting) Valid() error {
 	case SettingEnablePush:
 		if s.Val > 1 {
 			return ConnError{Code: ErrCodeProtocol, Reason: "SETTINGS_ENABLE_PUSH not 0 or 1"}
+		}
+	case SettingEnableConnectProtocol:
+		if s.Val > 1 {
+			// RFC 8441 §3.
+			return ConnError{Code: ErrCodeProtocol, Reason: "SETTINGS_ENABLE_CONNECT_PROTOCOL not 0 or 1"}
 		}
 	case SettingInitialWindowSize:
 		if s.Val > MaxWindow {
