@@ -46,6 +46,29 @@ var authClass = func() (t [256]uint8) {
 // percent-encodings of two hex digits. The common case (a name or IPv4 address and
 // a port) is one table lookup per byte.
 func ValidAuthority(a []byte) bool {
+	// Fast path, one forward pass: reg-name bytes without '%', then an optional
+	// ":" and digits. Anything else is decided below.
+	i := 0
+	for i < len(a) && authClass[a[i]]&aReg != 0 {
+		i++
+	}
+	if i == len(a) {
+		return i > 0
+	}
+	if a[i] == ':' && i > 0 {
+		j := i + 1
+		for j < len(a) && a[j]-'0' <= 9 {
+			j++
+		}
+		if j == len(a) {
+			return true
+		}
+	}
+	return validAuthority(a)
+}
+
+// validAuthority is ValidAuthority for the cases its fast path does not decide.
+func validAuthority(a []byte) bool {
 	if len(a) == 0 {
 		return false
 	}
