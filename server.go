@@ -91,6 +91,10 @@ type Server struct {
 	notFoundFinal         HandlerFunc
 	methodNotAllowedFinal HandlerFunc
 	preFinal              HandlerFunc
+	optionsStar           *Route // OPTIONS * (target.go)
+	notImplemented        *Route // 501 for CONNECT without a route and unknown long methods
+	connect               *Route // the route of authority-form CONNECT requests, or nil
+	maxMethod             int    // the longest method of a route (or OPTIONS)
 	frozen                bool
 	counters
 	refusalPanicked atomic.Bool // RefusalHeader panicked (logged once)
@@ -289,7 +293,11 @@ func (s *Server) Prepare(req *httpmsg.Request) bool {
 func (s *Server) lookup(c *Context) {
 	c.params.Reset()
 	c.route, c.allow = nil, ""
-	r, res, allow := s.router.Lookup(c.method(), c.path(), &c.params)
+	m, p := c.method(), c.path()
+	if (len(m) > s.maxMethod || len(p) == 0 || p[0] != '/') && s.lookupTarget(c, m, p) {
+		return
+	}
+	r, res, allow := s.router.Lookup(m, p, &c.params)
 	switch res {
 	case router.Found:
 		c.route = r
