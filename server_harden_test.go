@@ -548,3 +548,33 @@ func TestH1HardenUnreadBodyDiscarded(t *testing.T) {
 		})
 	}
 }
+
+// OPTIONS * and a method longer than every route's are answered by the Server,
+// whichever protocol carries them.
+func TestTargetsBothProtocols(t *testing.T) {
+	hs := startHarden(t, Config{}, nil)
+	forEachProto(t, func(t *testing.T, c *http.Client, proto string) {
+		req, err := http.NewRequest(http.MethodOptions, "http://"+hs.addr, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.URL.Opaque = "*"
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantProto(t, resp, proto)
+		if resp.StatusCode != 200 || resp.Header.Get("Allow") != "GET, HEAD, OPTIONS, POST" {
+			t.Fatalf("OPTIONS *: %d Allow %q", resp.StatusCode, resp.Header.Get("Allow"))
+		}
+		resp.Body.Close()
+		req, _ = http.NewRequest(strings.Repeat("Q", 20), "http://"+hs.addr+"/after", nil)
+		if resp, err = c.Do(req); err != nil {
+			t.Fatal(err)
+		}
+		if resp.StatusCode != 501 {
+			t.Fatalf("long method: %d", resp.StatusCode)
+		}
+		resp.Body.Close()
+	})
+}
