@@ -12,8 +12,10 @@ import (
 // Server answers these itself, through the Use middleware like its 404 and 405:
 //
 //   - OPTIONS * (asterisk-form, RFC 9112 §3.2.4) asks about the server, not a
-//     resource: 200 with an Allow field listing every method some route serves
-//     (RFC 9110 §9.3.7), HEAD where GET is served, and OPTIONS.
+//     resource (RFC 9110 §9.3.7: "An OPTIONS request with an asterisk ("*") as the
+//     request target applies to the server in general rather than to a specific
+//     resource"): 200 with an Allow field listing every method some route serves,
+//     HEAD where GET is served, and OPTIONS. Not a 404: the target is not a path.
 //   - CONNECT host:port (authority-form, RFC 9112 §3.2.3) has no path. It goes to
 //     the first route registered for CONNECT with Handle or a Group's Handle,
 //     whatever its pattern (Any's CONNECT routes do not count: a catch-all must not
