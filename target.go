@@ -55,14 +55,16 @@ func (s *Server) freezeTargets() {
 	allow := strings.Join(list, ", ")
 	inline := len(s.use) == 0 // built-in answers never block; Use middleware might
 	s.optionsStar = &Route{method: http.MethodOptions, pattern: "*", inline: inline}
-	s.optionsStar.final = chain(func(c *Context) error {
-		c.SetHeader("Allow", allow)
-		return c.NoContent(http.StatusOK)
-	}, s.use)
 	s.notImplemented = &Route{inline: inline}
-	s.notImplemented.final = chain(func(c *Context) error {
+	// One chain for both answers: Use middleware is composed once per chain.
+	final := chain(func(c *Context) error {
+		if c.route == s.optionsStar {
+			c.SetHeader("Allow", allow)
+			return c.NoContent(http.StatusOK)
+		}
 		return c.String(http.StatusNotImplemented, http.StatusText(http.StatusNotImplemented))
 	}, s.use)
+	s.optionsStar.final, s.notImplemented.final = final, final
 }
 
 // lookupTarget routes a request whose method is longer than any route's or whose
