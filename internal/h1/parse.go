@@ -360,27 +360,27 @@ func skipEmptyLines(b []byte) (int, error) {
 // requestLine parses "method SP request-target SP HTTP-version CRLF" (RFC 9112 §3).
 func (p *parser) requestLine(b []byte, i int) (int, error) {
 	r := p.r
-	j := i
-	if len(b)-i >= 4 && binary.LittleEndian.Uint32(b[i:]) == get4 {
-		j = i + 3 // fast path for "GET "
-	}
-	// RFC 9112 §3: "A server that receives a method longer than any that it
-	// implements SHOULD respond with a 501 (Not Implemented) status code." The scan
-	// stops past MaxMethodLength so that an endless method is refused at once
-	// (never a 431 after buffering a whole header section's worth of it).
-	mend := min(len(b), i+MaxMethodLength+1)
-	for j < mend && charClass[b[j]]&cTchar != 0 {
-		j++
-	}
-	if j == mend {
-		if j-i > MaxMethodLength {
-			return 0, errMethodTooLong
+	j := i + 3 // fast path for "GET "
+	if len(b)-i < 4 || binary.LittleEndian.Uint32(b[i:]) != get4 {
+		j = i
+		// RFC 9112 §3: "A server that receives a method longer than any that it
+		// implements SHOULD respond with a 501 (Not Implemented) status code." The
+		// scan stops past MaxMethodLength so that an endless method is refused at
+		// once (never a 431 after buffering a whole header section's worth of it).
+		mend := min(len(b), i+MaxMethodLength+1)
+		for j < mend && charClass[b[j]]&cTchar != 0 {
+			j++
 		}
-		return 0, ErrNeedMore
-	}
-	if j == i || b[j] != ' ' {
-		// RFC 9110 §9.1: method = token; RFC 9112 §3: exactly one SP follows.
-		return 0, errMethod
+		if j == mend {
+			if j-i > MaxMethodLength {
+				return 0, errMethodTooLong
+			}
+			return 0, ErrNeedMore
+		}
+		if j == i || b[j] != ' ' {
+			// RFC 9110 §9.1: method = token; RFC 9112 §3: exactly one SP follows.
+			return 0, errMethod
+		}
 	}
 	r.Method = b[i:j]
 	i = j + 1
