@@ -294,14 +294,14 @@ func (s *Server) lookup(c *Context) {
 	c.params.Reset()
 	c.route, c.allow = nil, ""
 	m, p := c.method(), c.path()
-	if (len(m) > s.maxMethod || len(p) == 0 || p[0] != '/') && s.lookupTarget(c, m, p) {
-		return
-	}
 	r, res, allow := s.router.Lookup(m, p, &c.params)
-	switch res {
-	case router.Found:
+	switch {
+	case res == router.Found:
 		c.route = r
-	case router.MethodNotAllowed:
+	case s.lookupTarget(c, m, p):
+		// Not a path, or a method no route has (target.go): off the hot path, as
+		// no route matches these.
+	case res == router.MethodNotAllowed:
 		c.allow = allow
 	}
 }

@@ -67,8 +67,8 @@ func (s *Server) freezeTargets() {
 	s.optionsStar.final, s.notImplemented.final = final, final
 }
 
-// lookupTarget routes a request whose method is longer than any route's or whose
-// path does not start with '/'. It reports false when the router should try.
+// lookupTarget routes a request no route matched when its method is longer than
+// any route's or its target is not a path. It reports false for the others.
 func (s *Server) lookupTarget(c *Context, method, path string) bool {
 	switch {
 	case len(method) > s.maxMethod:
