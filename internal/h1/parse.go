@@ -48,10 +48,10 @@ var (
 // maxEmptyLines bounds the empty lines skipped before a request line.
 const maxEmptyLines = 4
 
-// MaxMethodLength bounds the method token. No method in IANA's registry is longer than 17
-// bytes (UPDATEREDIRECTREF); a longer one is refused with 501 as soon as it is
-// seen, without waiting for the rest of the request line. The framework refuses
-// to register a route whose method is longer.
+// MaxMethodLength bounds the method token. No method in IANA's registry is longer
+// than 17 bytes (UPDATEREDIRECTREF); a longer one is refused with 501 as soon as
+// it is seen, without waiting for the rest of the request line. The framework
+// refuses to register a route whose method is longer.
 const MaxMethodLength = 32
 
 // Byte classes, one table so that a scan touches one cache line per byte value.
