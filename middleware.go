@@ -144,7 +144,9 @@ func (g *Group) OPTIONS(pattern string, h HandlerFunc, mw ...MiddlewareFunc) *Ro
 func (g *Group) Any(pattern string, h HandlerFunc, mw ...MiddlewareFunc) AnyRoutes {
 	rs := make(AnyRoutes, 0, len(anyMethods))
 	for _, m := range anyMethods {
-		rs = append(rs, g.Handle(m, pattern, h, mw...))
+		r := g.Handle(m, pattern, h, mw...)
+		r.viaAny = true
+		rs = append(rs, r)
 	}
 	return rs
 }
@@ -181,6 +183,7 @@ func (s *Server) freeze() {
 		mna = func(*Context) error { return ErrMethodNotAllowed }
 	}
 	s.methodNotAllowedFinal = chain(mna, s.use)
+	s.freezeTargets()
 	if len(s.pre) > 0 {
 		s.preFinal = chain(s.routeAndRun, s.pre)
 	}

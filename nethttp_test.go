@@ -314,8 +314,8 @@ func TestServeHTTPAndStart(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if count != 3 { // the route, not-found and method-not-allowed
-		t.Errorf("middleware composed %d times, want 3", count)
+	if count != 4 { // the route, not-found, method-not-allowed, OPTIONS * and 501
+		t.Errorf("middleware composed %d times, want 4", count)
 	}
 }
 

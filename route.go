@@ -14,6 +14,7 @@ type Route struct {
 	group   *Group
 	final   HandlerFunc // handler wrapped in every middleware; set when the server starts
 	inline  bool
+	viaAny  bool // registered by Any: a CONNECT route of Any takes no authority-form CONNECT
 }
 
 // Inline marks the route to run on the connection's event loop instead of a worker
@@ -33,11 +34,23 @@ func (r *Route) Pattern() string { return r.pattern }
 
 // Handle registers h for method and pattern. Patterns: static segments, ":name"
 // for one segment, "*name" for the rest of the path. A malformed or conflicting
-// pattern panics, naming it.
+// pattern panics, naming it, as does a method longer than h1.MaxMethodLength (32
+// bytes), which no request may carry.
+//
+// CONNECT: a CONNECT request's target is host:port (authority-form, RFC 9112
+// §3.2.3), not a path. Every such request goes to the first route registered for
+// method CONNECT with Handle (of the Server or a Group), whatever its pattern, with
+// an empty Path and the target in RequestURI. Any's CONNECT routes do not count.
+// Without such a route CONNECT gets 501 Not Implemented. A handler cannot take
+// the connection over for a tunnel: it can only answer.
+//
+// Requests whose method is longer than every registered method get 501, and
+// "OPTIONS *" gets 200 with an Allow field listing the methods routes serve.
 func (s *Server) Handle(method, pattern string, h HandlerFunc, mw ...MiddlewareFunc) *Route {
 	if h == nil {
 		panic("celeris: nil handler for " + method + " " + pattern)
 	}
+	checkMethod(method, pattern)
 	s.mustNotBeStarted("Handle")
 	r := &Route{method: method, pattern: pattern, handler: h, mw: mw}
 	s.router.Add(method, pattern, r)
@@ -101,7 +114,9 @@ var anyMethods = []string{
 func (s *Server) Any(pattern string, h HandlerFunc, mw ...MiddlewareFunc) AnyRoutes {
 	rs := make(AnyRoutes, 0, len(anyMethods))
 	for _, m := range anyMethods {
-		rs = append(rs, s.Handle(m, pattern, h, mw...))
+		r := s.Handle(m, pattern, h, mw...)
+		r.viaAny = true
+		rs = append(rs, r)
 	}
 	return rs
 }

@@ -122,6 +122,10 @@ type Server struct {
 	notFoundFinal         HandlerFunc
 	methodNotAllowedFinal HandlerFunc
 	preFinal              HandlerFunc
+	optionsStar           *Route // OPTIONS * (target.go)
+	notImplemented        *Route // 501 for CONNECT without a route and unknown long methods
+	connect               *Route // the route of authority-form CONNECT requests, or nil
+	maxMethod             int    // the longest method of a route (or OPTIONS)
 	frozen                bool
 	customErrors          bool // Config.ErrorHandler is the user's (it may block)
 	counters
@@ -392,7 +396,7 @@ func (s *Server) Prepare(req *httpmsg.Request) bool {
 func (s *Server) lookup(c *Context) {
 	c.params.Reset()
 	c.route, c.allow = nil, ""
-	m := c.method()
+	m, p := c.method(), c.path()
 	if m == http.MethodConnect {
 		if _, ok := c.isExtendedConnect(); ok {
 			// RFC 8441: WebSocket over HTTP/2 opens with an extended CONNECT to the
@@ -400,11 +404,14 @@ func (s *Server) lookup(c *Context) {
 			m = http.MethodGet
 		}
 	}
-	r, res, allow := s.router.Lookup(m, c.path(), &c.params)
-	switch res {
-	case router.Found:
+	r, res, allow := s.router.Lookup(m, p, &c.params)
+	switch {
+	case res == router.Found:
 		c.route = r
-	case router.MethodNotAllowed:
+	case s.lookupTarget(c, m, p):
+		// Not a path, or a method no route has (target.go): off the hot path, as
+		// no route matches these.
+	case res == router.MethodNotAllowed:
 		c.allow = allow
 	}
 }

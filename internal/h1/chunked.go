@@ -12,6 +12,10 @@ const (
 	maxTrailerBytes = 8 << 10
 	// maxChunkSizeDigits: 16 hex digits hold any int64 (more is refused, 400).
 	maxChunkSizeDigits = 16
+	// maxChunkOverhead bounds the framing bytes (size lines with their extensions,
+	// and the CRLF after each chunk's data) a body may carry beyond an allowance of
+	// 16 bytes plus twice the data per chunk (400). See sizeLine.
+	maxChunkOverhead = 16 << 10
 )
 
 var (
@@ -19,6 +23,7 @@ var (
 	errChunkExt       = &Error{Status: 400, Reason: "invalid chunk extension"}
 	errChunkLine      = &Error{Status: 400, Reason: "chunk size line too long"}
 	errChunkCRLF      = &Error{Status: 400, Reason: "chunk data not followed by CRLF"}
+	errChunkOverhead  = &Error{Status: 400, Reason: "too much chunked framing for its data"}
 	errTrailerField   = &Error{Status: 400, Reason: "invalid trailer field"}
 	errTrailerTooLong = &Error{Status: 431, Reason: "trailer section too large"}
 )
@@ -41,11 +46,18 @@ const (
 // chunk data, after each trailer field and at the end). The bare-LF leniency that
 // ParseHead applies to a request head (RFC 9112 §2.2) is deliberately not applied
 // inside a body: disagreement between servers and proxies about chunk line ends is
-// what the 2024-2025 "funky chunks" request-smuggling variants exploit.
+// what the 2024-2025 "funky chunks" request-smuggling variants exploit. For the same
+// reason everything the grammar leaves out is refused rather than skipped: a bare
+// CR or LF inside a chunk extension, an empty extension ("5;"), whitespace inside
+// or before a chunk size, "+" or "0x", more than 16 hex digits, chunk data longer
+// than its size, and a body whose framing outweighs its data (CVE-2023-39326).
+// After any refusal the connection closes, so no byte of the body is ever read as
+// the next request.
 type ChunkedDecoder struct {
 	state  uint8
 	remain int64 // data bytes left in the current chunk
 	total  int64 // decoded bytes so far
+	excess int64 // framing bytes beyond the allowance (see sizeLine)
 
 	tlen     int     // bytes of the trailer section seen so far
 	tbuf     []byte  // copied trailer names and values
@@ -56,7 +68,7 @@ type ChunkedDecoder struct {
 // Reset prepares d for a new body, keeping its buffers. Fields returned by Trailers
 // become invalid.
 func (d *ChunkedDecoder) Reset() {
-	d.state, d.remain, d.total, d.tlen = stSize, 0, 0, 0
+	d.state, d.remain, d.total, d.excess, d.tlen = stSize, 0, 0, 0, 0
 	if cap(d.tbuf) > 2*maxTrailerBytes {
 		d.tbuf = nil
 	}
@@ -151,7 +163,10 @@ func (d *ChunkedDecoder) sizeLine(b []byte, maxBody int64) (int, error) {
 		return 0, nil
 	}
 	if lf == 0 || b[lf-1] != '\r' {
-		return 0, errChunkSize // bare LF, or an empty line
+		// RFC 9112 §7.1: chunk = chunk-size [ chunk-ext ] CRLF ... A bare LF
+		// (after the size or inside an extension) or an empty line is refused:
+		// "funky chunks" smuggling relies on parsers that disagree on line ends.
+		return 0, errChunkSize
 	}
 	line := b[:lf-1]
 	// chunk-size = 1*HEXDIG
@@ -172,6 +187,17 @@ func (d *ChunkedDecoder) sizeLine(b []byte, maxBody int64) (int, error) {
 	}
 	if !validChunkExt(line[k:]) {
 		return 0, errChunkExt
+	}
+	// CVE-2023-39326 (Go's net/http): extensions are skipped, so a client could
+	// make the server read megabytes of them around a few bytes of data. As Go
+	// does, each chunk is allowed 16 bytes of framing plus twice its data size; what
+	// exceeds that, summed over the body, must stay within maxChunkOverhead. A
+	// client streaming one byte per chunk stays at zero; 16 KiB of extensions
+	// beyond the allowance is refused.
+	d.excess += int64(lf+1) + 2 - 16 - 2*int64(min(size, 1<<40))
+	d.excess = max(d.excess, 0)
+	if d.excess > maxChunkOverhead {
+		return 0, errChunkOverhead
 	}
 	if size == 0 {
 		d.state = stTrailer // last-chunk

@@ -40,6 +40,15 @@ var chunkedTests = []chunkedTest{
 	{name: "16 digits", in: "7fffffffffffffff\r\nab", maxBody: math.MaxInt64, want: "ab", consumed: -1},
 	{name: "body at limit", in: "3\r\nabc\r\n3\r\ndef\r\n0\r\n\r\n", maxBody: 6, want: "abcdef", consumed: -1, done: true},
 
+	// RFC 9112 §7.1: the message ends only after the trailer section's final CRLF.
+	{name: "last chunk without final CRLF", in: "5\r\nhello\r\n0\r\n", want: "hello", consumed: -1},
+	{name: "trailer without final CRLF", in: "5\r\nhello\r\n0\r\nX: y\r\n", want: "hello", consumed: -1},
+	{name: "one byte chunks", in: strings.Repeat("1\r\nx\r\n", 3000) + "0\r\n\r\n", want: strings.Repeat("x", 3000), consumed: -1, done: true},
+	// Extensions on every chunk of a long stream (AWS SigV4 chunk signatures) stay
+	// within the overhead allowance, which grows with the data.
+	{name: "signed chunks", in: strings.Repeat("40;chunk-signature="+strings.Repeat("f", 64)+"\r\n"+strings.Repeat("d", 64)+"\r\n", 400) + "0\r\n\r\n",
+		want: strings.Repeat("d", 64*400), consumed: -1, done: true},
+
 	{name: "size overflow", in: "8000000000000000\r\n", maxBody: math.MaxInt64, status: 400},
 	{name: "17 digits", in: "00000000000000001\r\na\r\n0\r\n\r\n", status: 400},
 	{name: "no digits", in: "\r\n", status: 400},
@@ -63,6 +72,36 @@ var chunkedTests = []chunkedTest{
 	{name: "data longer than size", in: "5\r\nhelloX\r\n0\r\n\r\n", want: "hello", status: 400},
 	{name: "LF only after data", in: "5\r\nhello\n0\r\n\r\n", want: "hello", status: 400},
 	{name: "CR without LF after data", in: "5\r\nhello\rX", want: "hello", status: 400},
+	// "Funky chunks" (2025 chunk-line smuggling): every line end is CRLF, and
+	// anything the grammar does not allow is refused rather than skipped.
+	{name: "bare LF in extension", in: "5;a\nhello\r\n0\r\n\r\n", status: 400},
+	{name: "bare LF after extension value", in: "5;a=b\n\r\nhello\r\n", status: 400},
+	{name: "bare LF in quoted extension", in: "5;a=\"x\ny\"\r\nhello\r\n", status: 400},
+	{name: "bare CR after extension name", in: "5;a\r;b\r\nhello\r\n", status: 400},
+	{name: "LF CR after size", in: "5\n\rhello\r\n", status: 400},
+	{name: "bare LF last chunk", in: "5\r\nhello\r\n0\n\r\n", want: "hello", status: 400},
+	{name: "bare LF last chunk, smuggled request", in: "0\n\r\nGET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n", status: 400},
+	{name: "empty extension after another", in: "5;a;\r\nhello\r\n", status: 400},
+	{name: "BWS then empty extension", in: "5 ;\r\nhello\r\n", status: 400},
+	{name: "extension value without name", in: "5;=b\r\nhello\r\n", status: 400},
+	{name: "extension invalid byte", in: "5;a@b\r\nhello\r\n", status: 400},
+	{name: "extension value with space", in: "5;a=b c\r\nhello\r\n", status: 400},
+	{name: "extension non-ASCII", in: "5;a=\xff\r\nhello\r\n", status: 400},
+	{name: "extension NUL", in: "5;a\x00\r\nhello\r\n", status: 400},
+	{name: "space inside size", in: "1 0\r\n" + strings.Repeat("a", 16) + "\r\n", status: 400},
+	{name: "tab before size", in: "\t5\r\nhello\r\n", status: 400},
+	{name: "tab after size", in: "5\t\r\nhello\r\n", status: 400},
+	{name: "0X prefix", in: "0X5\r\nhello\r\n", status: 400},
+	{name: "minus zero", in: "-0\r\n\r\n", status: 400},
+	{name: "underscore in size", in: "1_0\r\n", status: 400},
+	{name: "20 digits", in: "00000000000000000005\r\nhello\r\n0\r\n\r\n", status: 400},
+	{name: "data longer than size, smuggled request", in: "5\r\nhelloGET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n0\r\n\r\n", want: "hello", status: 400},
+	{name: "data shorter than size", in: "5\r\nhell\r\n0\r\n\r\n", want: "hell\r", status: 400},
+	{name: "LF CR after data", in: "5\r\nhello\n\r0\r\n\r\n", want: "hello", status: 400},
+	// CVE-2023-39326: 88 bytes of framing beyond the allowance per chunk; the
+	// 187th chunk passes 16 KiB and is refused before its data.
+	{name: "extension flood", in: strings.Repeat("1;"+strings.Repeat("a", 100)+"\r\nx\r\n", 700) + "0\r\n\r\n",
+		want: strings.Repeat("x", 186), status: 400},
 	{name: "body too large", in: "5\r\nhello\r\n0\r\n\r\n", maxBody: 4, status: 413},
 	{name: "body too large over chunks", in: "3\r\nabc\r\n3\r\ndef\r\n0\r\n\r\n", maxBody: 5, want: "abc", status: 413},
 	{name: "trailer obs-fold", in: "0\r\nX: a\r\n b\r\n\r\n", status: 400},

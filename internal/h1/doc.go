@@ -17,6 +17,15 @@
 //
 // Hardening: framing is strict (RFC 9112 §6.3: Content-Length with
 // Transfer-Encoding, differing Content-Length, obs-fold, whitespace before the
-// colon, bare CR are refused; request smuggling). After a refusal the connection
-// closes.
+// colon, bare CR are refused; request smuggling). Host and the authority of
+// absolute-form and CONNECT targets must be uri-host [ ":" port ] and not empty
+// (httpmsg.ValidAuthority; RFC 9112 §3.2). A method longer than MaxMethodLength
+// gets 501 at once (RFC 9112 §3). Chunked bodies use CRLF only and nothing the
+// grammar leaves out ("funky chunks"), and their framing may not outweigh their
+// data (CVE-2023-39326); see ChunkedDecoder. After a refusal the connection
+// closes. A streamed body that its handler left unread is read and dropped after
+// the handler returned, up to 256 KiB, before the answer goes out (a chunked body
+// ends at its trailer section's final CRLF, RFC 9112 §7.1); otherwise the
+// connection closes after the answer: body bytes are never parsed as a request
+// (0.CL and Expect desyncs).
 package h1

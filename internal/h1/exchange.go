@@ -192,10 +192,12 @@ func (ex *exchange) closeAfter() bool {
 	if ex.draining() {
 		ex.keepAlive = false
 	}
-	if ex.pipe != nil && !ex.pipe.completeOK() {
-		// The handler answers before the whole body arrived: the rest cannot be
-		// skipped safely in order, so the connection closes (RFC 9110 §10.1.1 allows
-		// either reading the body or closing).
+	if ex.pipe != nil && !ex.pipe.discardable(ex) {
+		// The handler answers before the whole body arrived and the rest will not
+		// be read (a 100-continue never sent, a large rest, a failed body): the
+		// connection closes after the answer (RFC 9110 §10.1.1 allows either
+		// reading the body or closing). Otherwise serve reads the rest and drops
+		// it once the handler returned (discardRest).
 		ex.keepAlive = false
 	}
 	return !ex.keepAlive
@@ -230,6 +232,12 @@ func (ex *exchange) serve(h httpmsg.Handler) {
 		_ = ex.WriteResponse(500, nil, []byte("Internal Server Error"))
 	case ex.streaming && !ex.ended:
 		_ = ex.End(nil)
+	}
+	if ex.pipe != nil && ex.keepAlive {
+		// A body the handler did not read to its end (a 404, a redirect, a
+		// multipart parser stopping at its final boundary before a chunked body's
+		// trailer section): its bytes are read here, never as the next request.
+		ex.discardRest()
 	}
 }
 

@@ -9,6 +9,8 @@ import (
 	"net/http/httputil"
 	"reflect"
 	"testing"
+
+	"github.com/celeris-dev/celeris/internal/httpmsg"
 )
 
 // inside reports whether s is a view of buf (or nil), using the offset rule Rebase
@@ -73,6 +75,11 @@ func FuzzParseHead(f *testing.F) {
 		}
 		if len(r.Method) == 0 || len(r.URI) == 0 || r.Major != 1 || r.Minor > 1 {
 			t.Fatalf("implausible %+v", viewOf(&r))
+		}
+		// RFC 9112 §3.2: an accepted Host (or absolute-form authority) is a valid
+		// uri-host [":" port]; RFC 9112 §3: methods are bounded.
+		if r.Host != nil && !httpmsg.ValidAuthority(r.Host) || len(r.Method) > MaxMethodLength {
+			t.Fatalf("accepted Host %q, method %q", r.Host, r.Method)
 		}
 		want := viewOf(&r)
 

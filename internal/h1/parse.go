@@ -6,6 +6,7 @@ import (
 	"errors"
 
 	"github.com/celeris-dev/celeris/internal/bytesconv"
+	"github.com/celeris-dev/celeris/internal/httpmsg"
 )
 
 // ErrNeedMore reports that buf does not yet hold a complete request head. Call
@@ -40,18 +41,24 @@ var (
 	errHeaderTooLarge   = &Error{Status: 431, Reason: "request header section too large"}
 	errTooManyFields    = &Error{Status: 431, Reason: "too many header fields"}
 	errTransferCoding   = &Error{Status: 501, Reason: "unsupported transfer coding"}
+	errMethodTooLong    = &Error{Status: 501, Reason: "method not implemented"}
 	errVersionSupported = &Error{Status: 505, Reason: "HTTP version not supported"}
 )
 
 // maxEmptyLines bounds the empty lines skipped before a request line.
 const maxEmptyLines = 4
 
+// MaxMethodLength bounds the method token. No method in IANA's registry is longer
+// than 17 bytes (UPDATEREDIRECTREF); a longer one is refused with 501 as soon as
+// it is seen, without waiting for the rest of the request line. The framework
+// refuses to register a route whose method is longer.
+const MaxMethodLength = 32
+
 // Byte classes, one table so that a scan touches one cache line per byte value.
 const (
 	cTchar  = 1 << iota // token character, RFC 9110 §5.6.2
 	cValue              // field-value byte: VCHAR, obs-text, SP, HTAB (RFC 9110 §5.5)
 	cTarget             // request-target byte we accept (visible ASCII but '#')
-	cHost               // Host byte: unreserved, sub-delims, pct-encoded, ':', '[', ']'
 )
 
 var charClass = func() (t [256]uint8) {
@@ -63,14 +70,11 @@ var charClass = func() (t [256]uint8) {
 			t[c] |= cValue | cTarget
 		}
 		if c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' {
-			t[c] |= cTchar | cHost
+			t[c] |= cTchar
 		}
 	}
 	for _, c := range []byte("!#$%&'*+-.^_`|~") {
 		t[c] |= cTchar
-	}
-	for _, c := range []byte("-._~!$&'()*+,;=%:[]") {
-		t[c] |= cHost
 	}
 	// RFC 9112 §3.2: a request-target never carries a fragment.
 	t['#'] &^= cTarget
@@ -357,19 +361,27 @@ func skipEmptyLines(b []byte) (int, error) {
 // requestLine parses "method SP request-target SP HTTP-version CRLF" (RFC 9112 §3).
 func (p *parser) requestLine(b []byte, i int) (int, error) {
 	r := p.r
-	j := i
-	if len(b)-i >= 4 && binary.LittleEndian.Uint32(b[i:]) == get4 {
-		j = i + 3 // fast path for "GET "
-	}
-	for j < len(b) && charClass[b[j]]&cTchar != 0 {
-		j++
-	}
-	if j == len(b) {
-		return 0, ErrNeedMore
-	}
-	if j == i || b[j] != ' ' {
-		// RFC 9110 §9.1: method = token; RFC 9112 §3: exactly one SP follows.
-		return 0, errMethod
+	j := i + 3 // fast path for "GET "
+	if len(b)-i < 4 || binary.LittleEndian.Uint32(b[i:]) != get4 {
+		j = i
+		// RFC 9112 §3: "A server that receives a method longer than any that it
+		// implements SHOULD respond with a 501 (Not Implemented) status code." The
+		// scan stops past MaxMethodLength so that an endless method is refused at
+		// once (never a 431 after buffering a whole header section's worth of it).
+		mend := min(len(b), i+MaxMethodLength+1)
+		for j < mend && charClass[b[j]]&cTchar != 0 {
+			j++
+		}
+		if j == mend {
+			if j-i > MaxMethodLength {
+				return 0, errMethodTooLong
+			}
+			return 0, ErrNeedMore
+		}
+		if j == i || b[j] != ' ' {
+			// RFC 9110 §9.1: method = token; RFC 9112 §3: exactly one SP follows.
+			return 0, errMethod
+		}
 	}
 	r.Method = b[i:j]
 	i = j + 1
@@ -456,8 +468,9 @@ func (p *parser) absoluteForm(t []byte) error {
 	}
 	auth := t[k:a]
 	// RFC 9110 §4.2.1: an empty host identifier MUST be rejected; §4.2.4: userinfo
-	// SHOULD be treated as an error (it is how phishing hides a host).
-	if len(auth) == 0 || !validHost(auth) {
+	// SHOULD be treated as an error (it is how phishing hides a host). RFC 3986
+	// §3.2.3: the port is digits only.
+	if !httpmsg.ValidAuthority(auth) {
 		return errTarget
 	}
 	p.absolute = true
@@ -474,10 +487,11 @@ func (p *parser) absoluteForm(t []byte) error {
 	return nil
 }
 
-// authorityForm checks "host:port" of a CONNECT request.
+// authorityForm checks "host:port" of a CONNECT request (RFC 9112 §3.2.3:
+// authority-form = uri-host ":" port; the port is required and numeric).
 func (p *parser) authorityForm(t []byte) error {
 	c := bytes.LastIndexByte(t, ':')
-	if c <= 0 || c == len(t)-1 || !validHost(t) {
+	if c <= 0 || c == len(t)-1 || !httpmsg.ValidAuthority(t) {
 		return errTarget
 	}
 	if _, ok := bytesconv.ParseUint(t[c+1:], 65535); !ok {
@@ -485,10 +499,6 @@ func (p *parser) authorityForm(t []byte) error {
 	}
 	return nil
 }
-
-// validHost reports whether h is a plausible uri-host [":" port] (RFC 3986 §3.2.2):
-// no whitespace, CTL, '/', '?', '#', '@' or non-ASCII byte.
-func validHost(h []byte) bool { return allOfClass(h, cHost) }
 
 // allOfClass reports whether every byte of s has class c. It is branch-free: the
 // classes of all bytes are ANDed, four at a time.
@@ -739,13 +749,23 @@ func (p *parser) special(name, value []byte) error {
 	switch len(name) {
 	case 4:
 		if equalLower(name, "host") {
-			// RFC 9112 §3.2: 400 for more than one Host field line or an invalid
-			// value. An empty value is valid (target without authority).
+			// RFC 9112 §3.2: "A server MUST respond with a 400 (Bad Request)
+			// status code to any HTTP/1.1 request message that lacks a Host header
+			// field and to any request message that contains more than one Host
+			// header field line or a Host header field with an invalid field
+			// value." Valid is uri-host [ ":" port ] (RFC 3986 §3.2.2, §3.2.3: no
+			// userinfo, spaces, CTLs or non-ASCII bytes; a port of digits only),
+			// and not empty: an http URI's host never is (RFC 9110 §4.2.1), and an
+			// empty Host is what the target of a request without authority would
+			// carry, which this server does not serve. This holds for absolute-form
+			// targets too, whose authority replaces the Host (§3.2.2): the rule
+			// above makes no exception, and a proxy in front may route by Host (Host
+			// header confusion, e.g. "Host: a.example:80x" or "Host: a@b").
 			p.hosts++
 			if p.hosts > 1 {
 				return errManyHosts
 			}
-			if !validHost(value) {
+			if !httpmsg.ValidAuthority(value) {
 				return errBadHost
 			}
 			if !p.absolute {

@@ -117,6 +117,46 @@ func (p *bodyPipe) completeOK() bool {
 	return p.done && p.err == nil
 }
 
+// maxDiscard bounds the rest of a request body that is read and dropped after its
+// handler left it unread, so that the connection can serve the next request (as
+// net/http's maxPostHandlerReadBytes). A longer rest closes the connection.
+const maxDiscard = 256 << 10
+
+// discardable reports, when the response head is written, whether the rest of the
+// body can be read and dropped after the handler returns, keeping the connection
+// (worker side): it arrived whole, or it is coming (no 100-continue is owed) and,
+// for a Content-Length body, at most maxDiscard bytes remain.
+func (p *bodyPipe) discardable(ex *exchange) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch {
+	case p.done:
+		return p.err == nil
+	case p.need100:
+		// RFC 9110 §10.1.1: the client may wait for the 100 that was never sent
+		// and never send the body; the rest of the input cannot be told apart
+		// from the next request (Expect desync): close.
+		return false
+	case ex.chunked:
+		return true // the rest is unknown: serve decides (discardRest)
+	}
+	// ex.fed is written by the loop under p.mu.
+	return ex.msg.ContentLength-ex.fed+int64(len(p.buf)-p.off) <= maxDiscard
+}
+
+// discardRest reads and drops what its handler left of a streamed body (worker,
+// after the handler returned; the response waits in the worker's buffer, so it is
+// sent once the request ended: RFC 9112 §7.1, a chunked body ends with the final
+// CRLF of its trailer section). When more than maxDiscard bytes remain, or the body
+// fails (framing error, closed connection), the connection closes after the
+// response: the rest must never be parsed as a request (0.CL desync).
+func (ex *exchange) discardRest() {
+	n, err := io.CopyN(io.Discard, ex.pipe, maxDiscard+1)
+	if err != io.EOF || n > maxDiscard {
+		ex.keepAlive = false
+	}
+}
+
 // abort ends the body with err (the connection closed).
 func (p *bodyPipe) abort(err error) {
 	p.mu.Lock()

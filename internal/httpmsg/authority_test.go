@@ -50,10 +50,13 @@ func TestValidAuthority(t *testing.T) {
 }
 
 func FuzzValidAuthority(f *testing.F) {
-	for _, s := range []string{"example.com:80", "[::1]:1", "a%41", "[v1.x]"} {
+	for _, s := range []string{"example.com:80", "[::1]:1", "a%41", "[v1.x]", "h:80:80", "h:", ":", "a:8x", "1.2.3.4:0"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
+		if fast, full := ValidAuthority([]byte(s)), validAuthority([]byte(s)); fast != full {
+			t.Fatalf("%q: fast path says %v, the full check %v", s, fast, full)
+		}
 		if !ValidAuthority([]byte(s)) {
 			return
 		}
