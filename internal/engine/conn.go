@@ -54,6 +54,9 @@ type conn struct {
 	lastOutbound int   // owned by the event loop: output pending after the last write
 	lastProgress int64 // owned by the event loop: when input was last consumed
 
+	in    []byte // owned by the event loop: input taken from gnet, unconsumed from inOff (input.go)
+	inOff int
+
 	det atomic.Pointer[detached] // set by the loop once gnet closed a half-closed conn (detach.go)
 
 	dw drainWatch // owned by the event loop (drainwatch.go)
@@ -109,11 +112,14 @@ func (c *conn) onTraffic() gnet.Action {
 		}
 	}
 	if err == nil && !c.wantClose && !c.closing {
-		before := c.gc.InboundBuffered()
+		before := c.buffered()
 		err = c.readAll()
-		if c.gc.InboundBuffered() < before {
+		if c.buffered() < before {
 			c.lastProgress = c.eng.now.Load()
 		}
+	}
+	if !c.closing && !c.wantClose && err == nil {
+		c.takeInput() // gnet's ring buffer stays empty (input.go)
 	}
 	drained := -1
 	if c.dw.last > 0 {
@@ -211,7 +217,7 @@ func (c *conn) writeOut() {
 // preface or an h2c upgrade says so.
 func (c *conn) readAll() error {
 	for {
-		buf := c.peek()
+		buf, fromGnet := c.peek()
 		if len(buf) == 0 {
 			return nil
 		}
@@ -222,9 +228,7 @@ func (c *conn) readAll() error {
 			return nil
 		}
 		n, err := c.proto.OnData(buf)
-		if n > 0 {
-			_, _ = c.gc.Discard(n)
-		}
+		c.consume(n, fromGnet)
 		if err == ErrUpgrade {
 			up, ok := c.proto.(Upgrader)
 			if !ok || c.eng.cfg.Upgrade == nil {
@@ -243,18 +247,6 @@ func (c *conn) readAll() error {
 		}
 		// The protocol took the whole window and more is buffered: go on.
 	}
-}
-
-// peek presents at most Config.PeekWindow buffered bytes: gnet copies its ring
-// buffer into a fresh slice (which it never reuses) when a Peek wraps, so peeking
-// everything a slow consumer left would copy and allocate it again on every call.
-func (c *conn) peek() []byte {
-	n := c.gc.InboundBuffered()
-	if n == 0 {
-		return nil
-	}
-	buf, _ := c.gc.Peek(min(n, c.eng.cfg.PeekWindow))
-	return buf
 }
 
 // sniff picks the protocol from the first bytes. It reports false while the bytes
@@ -297,7 +289,7 @@ func (c *conn) drainProto() {
 // applyBackpressure pauses reading while the protocol leaves more than the
 // engine's limit unconsumed, and resumes once it consumed enough.
 func (c *conn) applyBackpressure() {
-	in := c.gc.InboundBuffered()
+	in := c.buffered()
 	limit := c.eng.cfg.MaxBufferedInput
 	switch {
 	case !c.paused && in > limit && c.gc.OutboundBuffered() == 0:
@@ -324,7 +316,7 @@ func (c *conn) updateDeadline() {
 			return
 		}
 		c.deadline.Store(0)
-	case c.gc.InboundBuffered() > 0:
+	case c.buffered() > 0:
 		if c.partialSince == 0 {
 			c.partialSince = now
 		}
@@ -349,7 +341,8 @@ type loopState struct {
 	spare   []*conn // guarded by mu
 	pending bool    // guarded by mu: a drain task is queued on the loop
 
-	calls uint32 // owned by the loop: callbacks since the loop last yielded
+	calls  uint32   // owned by the loop: callbacks since the loop last yielded
+	freeIn [][]byte // owned by the loop: empty input buffers for reuse (input.go)
 }
 
 // yieldEvery is how many callbacks a busy loop runs between two runtime.Gosched.
