@@ -23,8 +23,8 @@ package engine
 // reading pauses past MaxBufferedInput (pause.go).
 
 const (
-	maxFreeInput = 4        // empty buffers kept per event loop
-	minInputBuf  = 16 << 10 // the smallest buffer made
+	maxFreeInput = 4       // empty buffers kept per event loop
+	minInputBuf  = 4 << 10 // the smallest buffer made (a partial request head)
 )
 
 // buffered is how much received input the protocol has not consumed (loop only).
