@@ -337,3 +337,41 @@ func TestInlineRouteLargeBody(t *testing.T) {
 		}
 	})
 }
+
+// TestUploadToEchoWithoutReading: a client that streams a body to a handler that
+// echoes it, and never reads the echo, is held back by TCP once the server's
+// buffers are full: the engine pauses reading even while output is pending (it
+// did not, and buffered the whole upload: 1.6 GB of RSS after 5 s).
+func TestUploadToEchoWithoutReading(t *testing.T) {
+	_, addr := startServer(t, Config{MaxRequestBodySize: 2 << 30}, func(s *Server) {
+		s.POST("/echo", func(c *Context) error {
+			w, err := c.Stream(200, "application/octet-stream")
+			if err != nil {
+				return err
+			}
+			_, err = io.Copy(w, c.BodyReader())
+			return err
+		})
+	})
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	const size, most = 1 << 30, 64 << 20 // kernel buffers and the server's few MiB
+	fmt.Fprintf(c, "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n", size)
+	buf := make([]byte, 64<<10)
+	sent := 0
+	_ = c.SetWriteDeadline(time.Now().Add(3 * time.Second))
+	for sent < size {
+		n, err := c.Write(buf)
+		sent += n
+		if err != nil || sent > most {
+			break
+		}
+	}
+	if sent > most {
+		t.Fatalf("the server took more than %d MB of a body whose echo nobody reads", most>>20)
+	}
+	t.Logf("the server took %.1f MB, then TCP held the client back", mb(int64(sent)))
+}

@@ -50,6 +50,7 @@ type conn struct {
 	partialSince int64 // owned by the event loop: when the pending partial request began
 	wantClose    bool  // owned by the event loop: close after this callback's flush
 	paused       bool  // owned by the event loop: the fd is out of the poller (pause.go)
+	pausedWrite  bool  // owned by the event loop: paused, the fd is in the poller for writing only
 	closing      bool  // owned by the event loop: close once gnet's output drained
 	lastOutbound int   // owned by the event loop: output pending after the last write
 	lastProgress int64 // owned by the event loop: when input was last consumed
@@ -126,7 +127,7 @@ func (c *conn) onTraffic() gnet.Action {
 		drained = c.dw.last - c.gc.OutboundBuffered() // before this callback's write
 	}
 	if len(c.out) > 0 {
-		c.resumeRead() // a paused fd is not in the poller: gnet could not wait to write
+		c.resumeRead() // gnet's write changes the fd's poller interest: it must be as gnet left it
 		c.writeOut()
 		if cap(c.out) > 1<<20 {
 			c.out = nil // do not pin a large buffer to an idle connection
@@ -292,7 +293,7 @@ func (c *conn) applyBackpressure() {
 	in := c.buffered()
 	limit := c.eng.cfg.MaxBufferedInput
 	switch {
-	case !c.paused && in > limit && c.gc.OutboundBuffered() == 0:
+	case !c.paused && in > limit:
 		c.pauseRead()
 	case c.paused && in <= limit/2:
 		c.resumeRead()

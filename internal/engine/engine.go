@@ -315,6 +315,7 @@ func (e *Engine) OnClose(gc gnet.Conn, err error) gnet.Action {
 func (e *Engine) OnTraffic(gc gnet.Conn) gnet.Action {
 	c := gc.Context().(*conn)
 	c.loop.yieldSometimes()
+	c.readEvent()
 	return c.onTraffic()
 }
 

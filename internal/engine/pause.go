@@ -90,18 +90,32 @@ func takeOutbound(gc gnet.Conn) (b []byte, ok bool) {
 	return b[:n], mb.IsEmpty()
 }
 
-// pauseRead stops reading c's socket (event loop only). Only called when gnet holds
-// no unsent output, so no write interest is lost.
+// pauseRead stops reading c's socket (event loop only). When gnet holds unsent
+// output, the fd stays in the poller for writing only (pausedWrite), so that gnet
+// goes on flushing: a client that sends without reading the answer (an upload to
+// a handler that echoes it) must not make the engine buffer its input without
+// bound. gnet puts read interest back itself once its output drained (ModRead);
+// the next read event then finds the connection paused and clears the flag
+// (Engine.OnTraffic), and the limit applies again.
 func (c *conn) pauseRead() {
 	if c.paused {
 		return
 	}
-	p, _ := pollHandles(c.gc)
+	p, pa := pollHandles(c.gc)
 	if p == nil {
 		return
 	}
-	if p.Delete(c.gc.Fd()) == nil {
-		c.paused = true
+	if p.Delete(c.gc.Fd()) != nil {
+		return
+	}
+	c.paused = true
+	if c.gc.OutboundBuffered() > 0 {
+		if p.AddWrite(pa, false) == nil {
+			c.pausedWrite = true
+			return
+		}
+		// Not in the poller at all: put it back as it was.
+		c.resumeRead()
 	}
 }
 
@@ -111,11 +125,25 @@ func (c *conn) resumeRead() {
 	if !c.paused {
 		return
 	}
-	c.paused = false
+	inPoller := c.pausedWrite
+	c.paused, c.pausedWrite = false, false
 	p, pa := pollHandles(c.gc)
-	if c.gc.OutboundBuffered() > 0 {
+	switch {
+	case inPoller && c.gc.OutboundBuffered() > 0:
+		_ = p.ModReadWrite(pa, false)
+	case inPoller:
+		_ = p.ModRead(pa, false)
+	case c.gc.OutboundBuffered() > 0:
 		_ = p.AddReadWrite(pa, false)
-		return
+	default:
+		_ = p.AddRead(pa, false)
 	}
-	_ = p.AddRead(pa, false)
+}
+
+// readEvent is called when gnet reports c readable: a connection paused for
+// writing only had its read interest put back by gnet (see pauseRead).
+func (c *conn) readEvent() {
+	if c.paused && c.pausedWrite {
+		c.paused, c.pausedWrite = false, false
+	}
 }
