@@ -342,8 +342,9 @@ type loopState struct {
 	spare   []*conn // guarded by mu
 	pending bool    // guarded by mu: a drain task is queued on the loop
 
-	calls  uint32   // owned by the loop: callbacks since the loop last yielded
-	freeIn [][]byte // owned by the loop: empty input buffers for reuse (input.go)
+	calls       uint32   // owned by the loop: callbacks since the loop last yielded
+	freeIn      [][]byte // owned by the loop: empty input buffers for reuse (input.go)
+	freeInBytes int      // owned by the loop: their capacity in all
 }
 
 // yieldEvery is how many callbacks a busy loop runs between two runtime.Gosched.

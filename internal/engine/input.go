@@ -88,8 +88,9 @@ func (c *conn) takeInput() {
 	_, _ = c.gc.Discard(n)
 }
 
-// releaseInput gives the engine's buffer back to the loop's free list, unless it
-// grew past twice MaxBufferedInput (only when pausing is unavailable, pause.go).
+// releaseInput gives the engine's buffer back to the loop's free list, which
+// keeps at most twice MaxBufferedInput in all (a buffer grows past that only when
+// pausing is unavailable, pause.go): an idle server keeps little.
 func (c *conn) releaseInput() {
 	if c.in != nil {
 		c.loop.putInput(c.in, 2*c.eng.cfg.MaxBufferedInput)
@@ -103,15 +104,17 @@ func (ls *loopState) getInput(need int) []byte {
 		b := ls.freeIn[n-1]
 		ls.freeIn[n-1] = nil
 		ls.freeIn = ls.freeIn[:n-1]
+		ls.freeInBytes -= cap(b)
 		return b
 	}
 	return make([]byte, 0, max(need, minInputBuf))
 }
 
-// putInput keeps b for reuse unless the free list is full or b is larger than
-// maxCap (loop only).
-func (ls *loopState) putInput(b []byte, maxCap int) {
-	if len(ls.freeIn) < maxFreeInput && cap(b) <= maxCap {
+// putInput keeps b for reuse unless the free list would hold more than maxFreeInput
+// buffers or maxBytes (loop only).
+func (ls *loopState) putInput(b []byte, maxBytes int) {
+	if len(ls.freeIn) < maxFreeInput && ls.freeInBytes+cap(b) <= maxBytes {
 		ls.freeIn = append(ls.freeIn, b[:0])
+		ls.freeInBytes += cap(b)
 	}
 }
