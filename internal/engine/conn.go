@@ -49,8 +49,8 @@ type conn struct {
 
 	partialSince int64 // owned by the event loop: when the pending partial request began
 	wantClose    bool  // owned by the event loop: close after this callback's flush
-	paused       bool  // owned by the event loop: the fd is out of the poller (pause.go)
-	pausedWrite  bool  // owned by the event loop: paused, the fd is in the poller for writing only
+	paused       bool  // owned by the event loop: reading is paused, the fd out of the poller (pause.go)
+	pausedWrite  bool  // owned by the event loop: paused, the fd in the poller for writing only
 	closing      bool  // owned by the event loop: close once gnet's output drained
 	lastOutbound int   // owned by the event loop: output pending after the last write
 	lastProgress int64 // owned by the event loop: when input was last consumed
