@@ -22,7 +22,9 @@ type Route struct {
 // sleeps): a blocked inline handler stalls every connection of its event loop. An
 // inline handler answers on the loop's own goroutine, before it returns: it must not
 // hand the Context or a StreamWriter to another goroutine (the response state of an
-// inline request is the loop's, unsynchronised).
+// inline request is the loop's, unsynchronised). A request whose body is larger
+// than 64 KiB runs on a worker even so: its body streams, and reading it would
+// block the loop.
 func (r *Route) Inline() *Route {
 	r.inline = true
 	return r

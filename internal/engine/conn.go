@@ -58,11 +58,14 @@ type conn struct {
 
 	partialSince int64 // owned by the event loop: when the pending partial request began
 	wantClose    bool  // owned by the event loop: close after this callback's flush
-	paused       bool  // owned by the event loop: the fd is not read (pause.go)
-	pausedW      bool  // owned by the event loop: paused, and in the poller for writing only
+	paused       bool  // owned by the event loop: reading is paused, the fd out of the poller (pause.go)
+	pausedWrite  bool  // owned by the event loop: paused, the fd in the poller for writing only
 	closing      bool  // owned by the event loop: close once gnet's output drained
 	lastOutbound int   // owned by the event loop: output pending after the last write
 	lastProgress int64 // owned by the event loop: when input was last consumed
+
+	in    []byte // owned by the event loop: input taken from gnet, unconsumed from inOff (input.go)
+	inOff int
 
 	det atomic.Pointer[detached] // set by the loop once gnet closed a half-closed conn (detach.go)
 
@@ -122,18 +125,21 @@ func (c *conn) onTraffic() gnet.Action {
 		}
 	}
 	if err == nil && !c.wantClose && !c.closing {
-		before := c.gc.InboundBuffered()
+		before := c.buffered()
 		err = c.readAll()
-		if c.gc.InboundBuffered() < before {
+		if c.buffered() < before {
 			c.lastProgress = c.eng.now.Load()
 		}
+	}
+	if !c.closing && !c.wantClose && err == nil {
+		c.takeInput() // gnet's ring buffer stays empty (input.go)
 	}
 	drained := -1
 	if c.dw.last > 0 {
 		drained = c.dw.last - c.gc.OutboundBuffered() // before this callback's write
 	}
 	if len(c.out) > 0 {
-		c.writablePause() // gnet must be able to wait for the socket to take the rest
+		c.resumeRead() // gnet's write changes the fd's poller interest: it must be as gnet left it
 		c.writeOut()
 		if cap(c.out) > 1<<20 {
 			c.out = nil // do not pin a large buffer to an idle connection
@@ -224,7 +230,7 @@ func (c *conn) writeOut() {
 // preface or an h2c upgrade says so.
 func (c *conn) readAll() error {
 	for {
-		buf := c.peek()
+		buf, fromGnet := c.peek()
 		if len(buf) == 0 {
 			return nil
 		}
@@ -235,9 +241,7 @@ func (c *conn) readAll() error {
 			return nil
 		}
 		n, err := c.proto.OnData(buf)
-		if n > 0 {
-			_, _ = c.gc.Discard(n)
-		}
+		c.consume(n, fromGnet)
 		if err == ErrUpgrade {
 			if sw, ok := c.proto.(Switcher); ok {
 				if p := sw.TakeSwitch(); p != nil {
@@ -273,18 +277,6 @@ func (c *conn) switchProto() error {
 		}
 	}
 	return ErrUpgrade
-}
-
-// peek presents at most Config.PeekWindow buffered bytes: gnet copies its ring
-// buffer into a fresh slice (which it never reuses) when a Peek wraps, so peeking
-// everything a slow consumer left would copy and allocate it again on every call.
-func (c *conn) peek() []byte {
-	n := c.gc.InboundBuffered()
-	if n == 0 {
-		return nil
-	}
-	buf, _ := c.gc.Peek(min(n, c.eng.cfg.PeekWindow))
-	return buf
 }
 
 // sniff picks the protocol from the first bytes. It reports false while the bytes
@@ -327,11 +319,10 @@ func (c *conn) drainProto() {
 // applyBackpressure pauses reading while the protocol leaves more than the
 // engine's limit unconsumed, and resumes once it consumed enough.
 func (c *conn) applyBackpressure() {
-	in := c.gc.InboundBuffered()
+	in := c.buffered()
 	limit := c.eng.cfg.MaxBufferedInput
 	switch {
-	case in > limit && (!c.paused || c.pausedW):
-		// pausedW: gnet may have re-armed reading while it flushed; pause again.
+	case !c.paused && in > limit:
 		c.pauseRead()
 	case c.paused && in <= limit/2:
 		c.resumeRead()
@@ -355,7 +346,7 @@ func (c *conn) updateDeadline() {
 			return
 		}
 		c.deadline.Store(0)
-	case c.gc.InboundBuffered() > 0:
+	case c.buffered() > 0:
 		if c.partialSince == 0 {
 			c.partialSince = now
 		}
@@ -380,7 +371,9 @@ type loopState struct {
 	spare   []*conn // guarded by mu
 	pending bool    // guarded by mu: a drain task is queued on the loop
 
-	calls uint32 // owned by the loop: callbacks since the loop last yielded
+	calls       uint32   // owned by the loop: callbacks since the loop last yielded
+	freeIn      [][]byte // owned by the loop: empty input buffers for reuse (input.go)
+	freeInBytes int      // owned by the loop: their capacity in all
 }
 
 // yieldEvery is how many callbacks a busy loop runs between two runtime.Gosched.

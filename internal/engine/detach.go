@@ -100,10 +100,11 @@ func (c *conn) detach(err error) bool {
 	if len(out) > 0 {
 		d.push(out)
 	}
-	if n := c.gc.InboundBuffered(); n > 0 && serves {
-		if b, perr := c.gc.Peek(n); perr == nil {
-			d.in = append([]byte(nil), b...)
-		}
+	if serves {
+		// The input left unconsumed becomes the detached connection's.
+		c.takeInput()
+		d.in, d.off = c.in, c.inOff
+		c.in, c.inOff = nil, 0
 	}
 	c.deadline.Store(0)
 	c.pendingOut.Store(false)

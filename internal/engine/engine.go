@@ -9,13 +9,15 @@
 //
 //	gnet OnTraffic(c)
 //	  -> conn.onTraffic: OnWake first when a handler goroutine asked for it, then
-//	     Peek(-1) of everything buffered -> Proto.OnData(bytes) -> Discard(consumed)
+//	     the buffered input, at most PeekWindow bytes at a time -> Proto.OnData(bytes)
+//	     -> consumed bytes dropped; what is left moves to the engine's input buffer
 //	  -> one gnet Write of the output batch the protocol appended to
 //	  -> Close when the protocol returned an error (gnet flushes before closing)
 //
-// Bytes the protocol did not consume stay in gnet's inbound buffer and are presented
-// again, followed by new bytes, on the next call. Nothing keeps a view into gnet's
-// buffer after OnTraffic returns: protocols copy what they keep.
+// Bytes the protocol did not consume are kept in the engine's input buffer
+// (input.go), never in gnet's, and presented again, followed by new bytes, on the
+// next call. Nothing keeps a view into those buffers after OnTraffic returns:
+// protocols copy what they keep.
 //
 // Timeouts: each connection publishes an atomic deadline after every callback (read
 // header timeout while a partial request is buffered, idle timeout when nothing is
@@ -308,6 +310,7 @@ func (e *Engine) OnClose(gc gnet.Conn, err error) gnet.Action {
 		return gnet.None // the input ended with answers owed or output unsent (detach.go)
 	}
 	c.closed.Store(true)
+	c.releaseInput()
 	if c.proto != nil {
 		c.proto.OnClose(err)
 	}
@@ -321,6 +324,7 @@ func (e *Engine) OnClose(gc gnet.Conn, err error) gnet.Action {
 func (e *Engine) OnTraffic(gc gnet.Conn) gnet.Action {
 	c := gc.Context().(*conn)
 	c.loop.yieldSometimes()
+	c.readEvent()
 	return c.onTraffic()
 }
 

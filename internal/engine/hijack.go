@@ -46,10 +46,10 @@ func (c *conn) Hijack() (nc net.Conn, buffered, pending []byte, err error) {
 		_ = unix.Close(fd)
 		return nil, nil, nil, err
 	}
-	if n := c.gc.InboundBuffered(); n > 0 {
-		b, _ := c.gc.Peek(n)
-		buffered = append([]byte(nil), b...)
-		_, _ = c.gc.Discard(n)
+	if c.buffered() > 0 {
+		c.takeInput() // what gnet holds joins the engine's unconsumed input (input.go)
+		buffered = append([]byte(nil), c.in[c.inOff:]...)
+		c.releaseInput()
 	}
 	c.proto = hijacked{}
 	c.wantClose = true

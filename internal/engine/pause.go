@@ -92,70 +92,60 @@ func takeOutbound(gc gnet.Conn) (b []byte, ok bool) {
 	return b[:n], mb.IsEmpty()
 }
 
-// pauseRead stops reading c's socket (event loop only). With output pending the
-// socket stays in the poller for writing only (pausedW), so gnet still flushes;
-// gnet re-arms reading itself whenever it buffers new output or has flushed it
-// all, so a write-only pause is applied again after every callback that finds the
-// input still over the limit (applyBackpressure): at most one read of gnet's
-// buffer size gets in between.
+// pauseRead stops reading c's socket (event loop only). When gnet holds unsent
+// output, the fd stays in the poller for writing only (pausedWrite), so that gnet
+// goes on flushing: a client that sends without reading the answer (an upload to
+// a handler that echoes it) must not make the engine buffer its input without
+// bound. gnet puts read interest back itself once its output drained (ModRead);
+// the next read event then finds the connection paused and clears the flag
+// (Engine.OnTraffic), and the limit applies again.
 func (c *conn) pauseRead() {
-	if c.paused && !c.pausedW {
+	if c.paused {
 		return
 	}
 	p, pa := pollHandles(c.gc)
 	if p == nil {
 		return
 	}
-	if !c.paused || c.pausedW {
-		if p.Delete(c.gc.Fd()) != nil {
+	if p.Delete(c.gc.Fd()) != nil {
+		return
+	}
+	c.paused = true
+	if c.gc.OutboundBuffered() > 0 {
+		if p.AddWrite(pa, false) == nil {
+			c.pausedWrite = true
 			return
 		}
-	}
-	c.paused, c.pausedW = true, false
-	if c.gc.OutboundBuffered() > 0 {
-		c.writeOnly(p, pa)
+		// Not in the poller at all: put it back as it was.
+		c.resumeRead()
 	}
 }
 
-// writeOnly registers a paused socket for writing only (gnet has output to send).
-func (c *conn) writeOnly(p *netpoll.Poller, pa *netpoll.PollAttachment) {
-	if p.AddWrite(pa, false) == nil {
-		c.pausedW = true
-		return
-	}
-	_ = p.AddReadWrite(pa, false) // could not pause without losing the write interest
-	c.paused = false
-}
-
-// writablePause is called before output is handed to gnet: a socket paused out of
-// the poller gets write interest back (gnet's Write re-registers it, and fails on a
-// socket the poller does not know), and stays paused for reading.
-func (c *conn) writablePause() {
-	if !c.paused || c.pausedW {
-		return
-	}
-	p, pa := pollHandles(c.gc)
-	c.writeOnly(p, pa)
-}
-
-// resumeRead puts c's socket back in the poller for reading (event loop only),
-// with write interest too when output is pending.
+// resumeRead puts c's socket back in the poller (event loop only), with write
+// interest too when output is pending.
 func (c *conn) resumeRead() {
 	if !c.paused {
 		return
 	}
-	w := c.pausedW
-	c.paused, c.pausedW = false, false
+	inPoller := c.pausedWrite
+	c.paused, c.pausedWrite = false, false
 	p, pa := pollHandles(c.gc)
-	out := c.gc.OutboundBuffered() > 0
 	switch {
-	case w && out:
+	case inPoller && c.gc.OutboundBuffered() > 0:
 		_ = p.ModReadWrite(pa, false)
-	case w:
+	case inPoller:
 		_ = p.ModRead(pa, false)
-	case out:
+	case c.gc.OutboundBuffered() > 0:
 		_ = p.AddReadWrite(pa, false)
 	default:
 		_ = p.AddRead(pa, false)
+	}
+}
+
+// readEvent is called when gnet reports c readable: a connection paused for
+// writing only had its read interest put back by gnet (see pauseRead).
+func (c *conn) readEvent() {
+	if c.paused && c.pausedWrite {
+		c.paused, c.pausedWrite = false, false
 	}
 }

@@ -6,11 +6,14 @@
 // Life of a request on a Conn (every step on the event loop unless noted):
 // OnData parses each complete head in the bytes the engine presents, copies it
 // into a pooled exchange, and routes it (Handler.Prepare). Buffered bodies are
-// read into the exchange; large, chunked or 100-continue bodies of worker routes
-// stream through a bodyPipe instead. Inline routes run at once and their responses
-// join the output batch. Other requests join the connection's batch, which one
-// worker goroutine serves in order (pipelining) and hands back through Conn.mu and
-// a wake-up; OnWake writes those bytes and gives the connection back to the loop.
+// read into the exchange; large or chunked bodies and those expecting 100-continue
+// stream through a bodyPipe instead, which holds at most pipeMax of them (an inline
+// route buffers small and chunked bodies up to StreamThreshold; past it its handler
+// runs on a worker, since reading the rest would block the loop). Inline routes
+// run at once and their responses join the output batch. Other requests join the
+// connection's batch, which one worker goroutine serves in order (pipelining) and
+// hands back through Conn.mu and a wake-up; OnWake writes those bytes and gives
+// the connection back to the loop.
 // A streamed body keeps flowing to its handler after the response started (full
 // duplex); interim responses (WriteInformational, 100 Continue) are handed to the
 // loop at once; trailers given to End form the chunked body's trailer section.

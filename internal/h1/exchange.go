@@ -123,6 +123,7 @@ func (ex *exchange) release() {
 		ex.ctx, ex.cancel = nil, nil
 	}
 	if ex.pipe != nil {
+		ex.pipe.recycle()
 		ex.pipe, ex.msg.BodyReader = nil, nil
 	}
 	ex.out, ex.msg.Route = nil, nil

@@ -34,7 +34,45 @@ type bodyPipe struct {
 func newPipe(cn *Conn, ex *exchange, need100 bool) *bodyPipe {
 	p := &bodyPipe{conn: cn, ex: ex, need100: need100}
 	p.cond.L = &p.mu
+	if b, ok := pipeBufs.Get().(*[]byte); ok {
+		p.buf = (*b)[:0]
+		*b = nil
+		pipeBufPtrs.Put(b)
+	} else {
+		p.buf = make([]byte, 0, pipeMax)
+	}
 	return p
+}
+
+// Pipe buffers are pooled: a fast upload streams gigabytes through pipes, and a
+// buffer grown anew for every request (a quarter MiB each) would be garbage enough
+// to raise the heap, hence the RSS, with the number of requests. A pipe's buffer
+// never grows past pipeMax: feedPipe appends at most the space left.
+var (
+	pipeBufs    sync.Pool // *[]byte of cap pipeMax
+	pipeBufPtrs sync.Pool // empty *[]byte, so that Put allocates nothing
+)
+
+// recycle ends the pipe once its exchange is released (loop; the handler
+// returned) and pools its buffer. A Read after that (a handler that kept the
+// reader past its return) gets the end of the body, never another request's bytes.
+func (p *bodyPipe) recycle() {
+	p.mu.Lock()
+	buf := p.buf
+	p.buf, p.off = nil, 0
+	if !p.done {
+		p.done, p.err = true, ErrBodyAborted
+	}
+	p.mu.Unlock()
+	if cap(buf) != pipeMax {
+		return
+	}
+	b, _ := pipeBufPtrs.Get().(*[]byte)
+	if b == nil {
+		b = new([]byte)
+	}
+	*b = buf[:0]
+	pipeBufs.Put(b)
 }
 
 // Read reads body bytes as they arrive. The first Read of a request that expects

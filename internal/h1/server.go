@@ -25,7 +25,10 @@ type ServerConfig struct {
 	MaxBatch int
 	// StreamThreshold: request bodies of non-inline routes larger than this, chunked
 	// ones, and those expecting 100-continue stream to the handler as they arrive
-	// instead of being buffered whole. Default 64 KiB.
+	// instead of being buffered whole. Default 64 KiB. An inline route's request
+	// whose body is larger than this (declared, or chunked once it grew past it)
+	// streams too, its handler running on a worker: buffering it whole would hold
+	// up to MaxBodySize per connection.
 	StreamThreshold int64
 	// RefusalFields, when set, gives the extra header fields of the answers this
 	// layer makes itself, to requests no handler sees: parse and limit errors (400,
@@ -237,6 +240,13 @@ func (cn *Conn) OnData(in []byte) (int, error) {
 				return consumed, cn.fail(err)
 			}
 			if !complete {
+				if ex := cn.cur; ex.inline && int64(len(ex.body)) > cn.streamThreshold() {
+					cn.streamBuffered(ex)
+					if cn.streamEx != nil {
+						consumed += cn.feedPipe(in[consumed:])
+					}
+					return consumed, nil
+				}
 				break
 			}
 			ex := cn.cur
@@ -284,6 +294,12 @@ func (cn *Conn) OnData(in []byte) (int, error) {
 		ex := cn.newExchange(in[consumed:consumed+n], r)
 		consumed += n
 		ex.inline = cn.cfg.Handler.Prepare(&ex.msg)
+		if ex.inline && r.ContentLength > cn.streamThreshold() {
+			// A body too large to buffer streams, and reading it would block the
+			// loop: the inline route's handler runs on a worker this time (a
+			// chunked one once it grew past the threshold: streamBuffered).
+			ex.inline = false
+		}
 		if mayStream && !ex.inline {
 			// Dispatch now; the body follows through a pipe as it arrives.
 			ex.pipe = newPipe(cn, ex, r.Expect100)
@@ -389,6 +405,24 @@ func (cn *Conn) refusalFields(status int) []httpmsg.Field {
 		return f(status)
 	}
 	return nil
+}
+
+// streamBuffered turns the chunked body of an inline route's request, which grew
+// past StreamThreshold while it was buffered, into a streamed one: what arrived so
+// far goes into a pipe, and the handler runs on a worker (reading the rest would
+// block the loop). Buffering it whole would hold up to MaxBodySize per connection.
+// The batch is empty: a buffered body holds up the requests behind it.
+func (cn *Conn) streamBuffered(ex *exchange) {
+	cn.cur = nil
+	ex.inline = false
+	ex.pipe = newPipe(cn, ex, false) // a 100 Continue went out with the head
+	ex.pipe.buf = append(ex.pipe.buf, ex.body...)
+	ex.fed = int64(len(ex.body))
+	ex.body = ex.body[:0]
+	ex.msg.BodyReader = ex.pipe
+	cn.streamEx = ex
+	cn.batch = append(cn.batch, ex)
+	cn.submit()
 }
 
 // readBody moves body bytes of cur out of in. It reports whether the body is complete.

@@ -23,9 +23,11 @@
 // each field (§8.2, §8.3) and fills the stream's httpmsg.Request. At END_HEADERS the
 // request is checked and handed to Handler.Prepare on the loop. Its body arrives in
 // DATA frames: charged to the connection and stream receive windows, then either
-// buffered (inline routes, bounded by MaxRequestBodySize) or appended to the
-// stream's body pipe that the worker's BodyReader drains (body.go). Flow-control
-// credit goes back as WINDOW_UPDATE once half a window has been consumed.
+// buffered (inline routes, up to 64 KiB) or appended to the stream's body pipe
+// that the worker's BodyReader drains (body.go); a larger body of an inline route
+// streams too, its handler running on a worker. Flow-control credit goes back as
+// WINDOW_UPDATE once half a window has been consumed, for a piped body only as the
+// handler reads: the receive windows bound what is held.
 //
 // Dispatch (stream.go): an inline route runs Serve right inside OnData; any other
 // route is submitted to the work.Pool, at most MaxHandlersPerConn at a time per

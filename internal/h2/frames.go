@@ -254,10 +254,13 @@ func (c *Conn) onData(f *frame.Frame) error {
 }
 
 // deliver hands body bytes to the stream: buffered for an inline route (whose
-// window is released at once, the buffer being bounded by MaxRequestBodySize) or
-// piped to the worker's body reader (released as the handler reads).
+// window is released at once, the buffer being bounded by maxInlineBody) or piped
+// to the worker's body reader (released as the handler reads).
 func (c *Conn) deliver(s *stream, data []byte) {
 	n := int64(len(data))
+	if s.buffering && len(s.body)+len(data) > maxInlineBody {
+		c.streamBuffered(s)
+	}
 	if s.buffering {
 		s.body = append(s.body, data...)
 		s.recvCredit += n
@@ -271,15 +274,30 @@ func (c *Conn) deliver(s *stream, data []byte) {
 		c.recvCredit += n
 		return
 	}
-	if s.sh.inRd > 0 && s.sh.inRd == len(s.sh.in) {
-		s.sh.in, s.sh.inRd = s.sh.in[:0], 0
-	}
-	s.sh.in = append(s.sh.in, data...)
+	s.sh.in, s.sh.inRd = appendBody(s.sh.in, s.sh.inRd, data)
 	if s.sh.readWait {
 		s.sh.readWait = false
 		s.cond.Broadcast()
 	}
 	c.mu.Unlock()
+}
+
+// streamBuffered turns the buffered body of an inline route's request, about to
+// grow past maxInlineBody, into a streamed one: the handler runs on a worker and
+// reads what was buffered first. The window of those bytes went back as they
+// arrived; it is taken back from the credit the reader's consumption will give, so
+// that the unread bytes stay bounded by the windows as for any streamed body.
+func (c *Conn) streamBuffered(s *stream) {
+	s.buffering, s.inline = false, false
+	moved := int64(len(s.body))
+	s.recvCredit -= moved
+	c.recvCredit -= moved
+	c.mu.Lock()
+	s.sh.in, s.sh.inRd = appendBody(s.sh.in, s.sh.inRd, s.body)
+	c.mu.Unlock()
+	s.body = s.body[:0]
+	s.req.BodyReader = &s.reader
+	c.dispatch(s)
 }
 
 // endRequest handles END_STREAM from the client.

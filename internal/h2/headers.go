@@ -570,9 +570,10 @@ func (c *Conn) startRequest(s *stream) {
 	switch {
 	case s.remoteDone:
 		c.dispatch(s)
-	case s.inline:
-		s.buffering = true
+	case s.inline && s.declLen <= maxInlineBody:
+		s.buffering = true // streamed instead if it grows past maxInlineBody
 	default:
+		s.inline = false // a body to stream: reading it would block the loop
 		r.BodyReader = &s.reader
 		c.dispatch(s)
 	}

@@ -143,7 +143,8 @@ func (c *Conn) maybeRecycle(s *stream) {
 	if cap(data) > 64<<10 {
 		data = nil
 	}
-	if cap(in) > 64<<10 {
+	if cap(in) > keptBodyBuf {
+		putBodyBuf(in)
 		in = nil
 	}
 	sh.status = 0
