@@ -60,6 +60,7 @@ type conn struct {
 	wantClose    bool  // owned by the event loop: close after this callback's flush
 	paused       bool  // owned by the event loop: reading is paused, the fd out of the poller (pause.go)
 	pausedWrite  bool  // owned by the event loop: paused, the fd in the poller for writing only
+	lingering    bool  // owned by the event loop: output shut down, input dropped until close (linger.go)
 	closing      bool  // owned by the event loop: close once gnet's output drained
 	lastOutbound int   // owned by the event loop: output pending after the last write
 	lastProgress int64 // owned by the event loop: when input was last consumed
@@ -111,6 +112,10 @@ func (c *conn) requestDrain() {
 
 // onTraffic is the body of gnet's OnTraffic for this connection.
 func (c *conn) onTraffic() gnet.Action {
+	if c.lingering {
+		c.linger() // linger.go: until the client closes or the deadline passes
+		return gnet.None
+	}
 	var err error
 	if c.woken.Load() {
 		c.woken.Store(false)
@@ -163,6 +168,12 @@ func (c *conn) onTraffic() gnet.Action {
 		// wakes the connection while output is pending; the write deadline bounds
 		// the wait for a client that never reads.
 		if outbound == 0 {
+			if c.proto != nil {
+				// The client may still be sending: linger (linger.go).
+				if c.startLinger() {
+					return gnet.None
+				}
+			}
 			c.deadline.Store(0)
 			return gnet.Close
 		}

@@ -513,6 +513,9 @@ func (c *conn) finish(err error) {
 		c.in = nil
 		return // the connection is the hijacker's now
 	}
+	if c.proto != nil && !c.eof && !c.aborted.Load() && !c.wr.failed.Load() && !errors.Is(err, errTimeout) {
+		c.lingerClose()
+	}
 	_ = c.nc.Close()
 	if c.aborted.Load() {
 		err = ErrStopped

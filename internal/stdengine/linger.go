@@ -1,0 +1,25 @@
+package stdengine
+
+import "time"
+
+// lingerTime bounds a lingering close (see internal/engine/linger.go): when the
+// server closes while the client may still be sending, it shuts its sending side
+// down first (the answer is complete), then reads and drops what still comes until
+// the client closes or lingerTime passes. Closing with input unread would make the
+// kernel reset the connection, destroying the answer in the client's buffer.
+const lingerTime = 500 * time.Millisecond
+
+// lingerClose is that wait (owner goroutine, after the writer ended).
+func (c *conn) lingerClose() {
+	cw, ok := c.nc.(interface{ CloseWrite() error })
+	if !ok || cw.CloseWrite() != nil {
+		return
+	}
+	_ = c.nc.SetReadDeadline(time.Now().Add(lingerTime))
+	buf := c.small[:]
+	for {
+		if _, err := c.nc.Read(buf); err != nil {
+			return
+		}
+	}
+}
