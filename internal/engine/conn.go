@@ -168,8 +168,10 @@ func (c *conn) onTraffic() gnet.Action {
 		// wakes the connection while output is pending; the write deadline bounds
 		// the wait for a client that never reads.
 		if outbound == 0 {
-			if c.proto != nil {
-				// The client may still be sending: linger (linger.go).
+			if _, gone := c.proto.(hijacked); c.proto != nil && !gone {
+				// The client may still be sending: linger (linger.go). Never on a
+				// hijacked connection: shutdown acts on the socket, which the
+				// hijacker's descriptor shares.
 				if c.startLinger() {
 					return gnet.None
 				}
