@@ -8,6 +8,7 @@ import (
 	"github.com/celeris-dev/celeris/internal/bytesconv"
 	"github.com/celeris-dev/celeris/internal/h2/frame"
 	"github.com/celeris-dev/celeris/internal/httpmsg"
+	"github.com/celeris-dev/celeris/internal/poison"
 )
 
 // stream is one request/response exchange (RFC 9113 §5.1). Streams are recycled
@@ -65,10 +66,12 @@ type shared struct {
 	ended    bool // the handler finished its response
 	trailer  fieldBuf
 	hasTrl   bool
-	done     bool // Serve returned
-	inReady  bool // in c.ready
-	dead     bool // stream closed or connection gone: handler I/O fails
-	blocked  bool // a writer waits for data to drain
+	done     bool  // Serve returned
+	inReady  bool  // in c.ready
+	dead     bool  // stream closed or connection gone: handler I/O fails
+	blocked  bool  // a writer waits for data to drain
+	sized    bool  // a streamed response of known length (sized.go)
+	owed     int64 // body bytes a sized response still owes
 
 	// Request body, loop -> handler.
 	in       []byte // unread body bytes: in[inRd:]
@@ -130,6 +133,7 @@ func (c *Conn) maybeRecycle(s *stream) {
 		return
 	}
 	s.req.Reset()
+	poison.Fill(s.body) // race builds: a body kept past its handler reads garbage
 	body := s.body[:0]
 	if cap(body) > 64<<10 {
 		body = nil
@@ -152,6 +156,7 @@ func (c *Conn) maybeRecycle(s *stream) {
 		sh.trailer = sh.trailer.reset()
 	}
 	sh.hasTrl, sh.done, sh.inReady, sh.dead, sh.blocked = false, false, false, false, false
+	sh.sized, sh.owed = false, 0
 	sh.in, sh.inRd, sh.inEOF, sh.inErr = in, 0, false, nil
 	sh.readWait, sh.consumed = false, 0
 	// A stream on the free list stays "closed", so a stale reference is inert.
