@@ -22,6 +22,9 @@ import (
 // accessors return (Path, Param, Query, Header, Body, ...), are valid only until the
 // handler returns. Use Clone (or strings.Clone / bytes.Clone) for anything kept
 // longer, e.g. passed to a goroutine.
+// Config.CopyRequestValues makes those accessors return copies
+// instead (values.go); race builds poison the recycled buffers, so a test that
+// keeps a borrowed value fails.
 type Context struct {
 	// Every request touches the fields up to hdrBuf; they come first so that they
 	// share few cache lines (a pipelined batch in safe mode holds many Contexts, each
@@ -181,21 +184,13 @@ func (c *Context) SetPath(p string) { c.pathOverride, c.touched = p, c.touched|t
 func (c *Context) SetContext(ctx context.Context) { c.ctx, c.touched = ctx, c.touched|tCtx }
 
 // RawQuery is the query string without '?', not decoded.
-func (c *Context) RawQuery() string { return c.req.RawQuery }
+func (c *Context) RawQuery() string { return c.own(c.req.RawQuery) }
 
 // RequestURI is the request target as received (HTTP/1.1) or :path (HTTP/2).
-func (c *Context) RequestURI() string { return c.req.RequestURI }
+func (c *Context) RequestURI() string { return c.own(c.req.RequestURI) }
 
 // ContentLength is the declared request body length, -1 when unknown.
 func (c *Context) ContentLength() int64 { return c.req.ContentLength }
-
-// Scheme is "http" (cleartext) for now.
-func (c *Context) Scheme() string {
-	if c.req.Scheme != "" {
-		return c.req.Scheme
-	}
-	return "http"
-}
 
 // VisitTrailers calls fn for each request trailer field; trailers are available
 // once the body was read to its end.
@@ -277,13 +272,13 @@ func (c *Context) Method() string { return c.method() }
 
 // Path is the request path, not decoded (as rewritten by SetPath, if it was).
 // Valid until the handler returns.
-func (c *Context) Path() string { return c.path() }
+func (c *Context) Path() string { return c.own(c.path()) }
 
 // Proto is "HTTP/1.0", "HTTP/1.1" or "HTTP/2.0".
 func (c *Context) Proto() string { return c.req.Proto }
 
 // Host is the Host header (HTTP/1.1) or :authority (HTTP/2).
-func (c *Context) Host() string { return c.req.Host }
+func (c *Context) Host() string { return c.own(c.req.Host) }
 
 // RemoteAddr is the client's address.
 func (c *Context) RemoteAddr() net.Addr { return c.req.RemoteAddr }
@@ -314,13 +309,6 @@ func (c *Context) Context() context.Context {
 	return context.Background()
 }
 
-// Param returns the value of the path parameter name ("" when absent), not decoded.
-// Valid until the handler returns.
-func (c *Context) Param(name string) string {
-	v, _ := c.params.Get(name)
-	return v
-}
-
 // Query returns the first value of the query parameter name, decoded ("" when
 // absent). Valid until the handler returns.
 func (c *Context) Query(name string) string {
@@ -329,7 +317,7 @@ func (c *Context) Query(name string) string {
 	}
 	for i := range c.query {
 		if c.query[i].k == name {
-			return c.query[i].v
+			return c.own(c.query[i].v)
 		}
 	}
 	return ""
@@ -375,7 +363,7 @@ func unescape(s string) (string, bool) {
 // Valid until the handler returns.
 func (c *Context) Header(name string) string {
 	v, _ := c.req.HeaderValue(name)
-	return v
+	return c.own(v)
 }
 
 // VisitHeaders calls fn for each request header field in order.
@@ -391,7 +379,7 @@ func (c *Context) VisitHeaders(fn func(name, value string)) {
 // when the client went away).
 func (c *Context) Body() ([]byte, error) {
 	if c.req.BodyReader == nil {
-		return c.req.Body, nil
+		return c.ownBytes(c.req.Body), nil
 	}
 	if c.body == nil && c.bodyErr == nil {
 		limit := c.server.cfg.MaxRequestBodySize

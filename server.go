@@ -20,6 +20,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -80,6 +81,23 @@ type Config struct {
 	// modifies; a panic keeps the server's body (logged once). On HTTP/2 a body
 	// larger than the peer's send window is left out. [nil]
 	RefusalBody func(status int) (contentType string, body []byte)
+
+	// Framework features (bind.go, render.go, proxy.go, values.go, routing.go).
+	Validator Validator // checks what Bind bound; nil: no validation
+	Renderer  Renderer  // templates for Context.Render; nil: Render fails
+	// TrustedProxies are the networks whose X-Forwarded-For, X-Forwarded-Proto and
+	// Forwarded headers ClientIP and Scheme believe (proxy.go). [none]
+	TrustedProxies []netip.Prefix
+	// CopyRequestValues makes Param, Query, Header, Body and the other request
+	// accessors return owned copies instead of views valid until the handler
+	// returns (values.go). [false: zero-copy]
+	CopyRequestValues bool
+	// RedirectTrailingSlash answers a path that matches only with (or without) a
+	// trailing slash with a redirect to the route's form: 301 for GET and HEAD,
+	// 308 otherwise. CleanPath first cleans the path ("//", "/./", "/../") the
+	// same way (routing.go). [false]
+	RedirectTrailingSlash bool
+	CleanPath             bool
 }
 
 // Server is a Celeris HTTP server. Register routes, then Start.
