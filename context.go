@@ -128,6 +128,7 @@ func (c *Context) reset() {
 		c.query = c.query[:0]
 	}
 	if t&tValues != 0 {
+		c.closeNetRequest()
 		if v, ok := c.Get(formKey); ok {
 			if fc, ok := v.(*formCache); ok && fc.multi != nil {
 				_ = fc.multi.RemoveAll() // multipart temp files end with the request
