@@ -14,6 +14,8 @@ type Route struct {
 	group   *Group
 	final   HandlerFunc // handler wrapped in every middleware; set when the server starts
 	inline  bool
+	server  *Server
+	name    string // Name (routing.go)
 }
 
 // Inline marks the route to run on the connection's event loop instead of a worker
@@ -39,7 +41,7 @@ func (s *Server) Handle(method, pattern string, h HandlerFunc, mw ...MiddlewareF
 		panic("celeris: nil handler for " + method + " " + pattern)
 	}
 	s.mustNotBeStarted("Handle")
-	r := &Route{method: method, pattern: pattern, handler: h, mw: mw}
+	r := &Route{method: method, pattern: pattern, handler: h, mw: mw, server: s}
 	s.router.Add(method, pattern, r)
 	s.routes = append(s.routes, r)
 	return r

@@ -112,6 +112,7 @@ type Server struct {
 	ctxs   sync.Pool
 
 	routes                []*Route
+	names                 map[string]*Route // named routes (routing.go)
 	use, pre              []MiddlewareFunc
 	notFound              HandlerFunc
 	methodNotAllowed      HandlerFunc
