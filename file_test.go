@@ -134,16 +134,26 @@ func TestFile(t *testing.T) {
 }
 
 func TestStreamLengthShortBody(t *testing.T) {
+	short := func(c *Context) error {
+		w, err := c.StreamLength(200, "text/plain", 100)
+		if err != nil {
+			return err
+		}
+		_, _ = w.Write([]byte("only half"))
+		_ = w.Flush()
+		return nil
+	}
 	_, addr := startServer(t, Config{}, func(s *Server) {
-		s.GET("/short", func(c *Context) error {
-			w, err := c.StreamLength(200, "text/plain", 100)
+		s.GET("/short", short)
+		s.GET("/short-inline", short).Inline()
+		s.GET("/exact-inline", func(c *Context) error {
+			w, err := c.StreamLength(200, "text/plain", 5)
 			if err != nil {
 				return err
 			}
-			_, _ = w.Write([]byte("only half"))
-			_ = w.Flush()
-			return nil
-		})
+			_, err = w.Write([]byte("12345"))
+			return err
+		}).Inline()
 		s.GET("/long", func(c *Context) error {
 			w, err := c.StreamLength(200, "text/plain", 4)
 			if err != nil {
@@ -156,17 +166,26 @@ func TestStreamLengthShortBody(t *testing.T) {
 		})
 	})
 	forEachProto(t, func(t *testing.T, cl *http.Client, proto string) {
-		resp, err := cl.Get("http://" + addr + "/short")
+		for _, path := range []string{"/short", "/short-inline"} {
+			resp, err := cl.Get("http://" + addr + path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.ContentLength != 100 {
+				t.Errorf("%s: length %d", path, resp.ContentLength)
+			}
+			b, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if err == nil {
+				t.Errorf("%s: a short body read as complete: %q", path, b)
+			}
+		}
+		resp, err := cl.Get("http://" + addr + "/exact-inline")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if resp.ContentLength != 100 {
-			t.Errorf("length %d", resp.ContentLength)
-		}
-		b, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if err == nil {
-			t.Errorf("a short body read as complete: %q", b)
+		if b := bodyString(t, resp); b != "12345" || resp.ContentLength != 5 {
+			t.Errorf("exact inline: %q, length %d", b, resp.ContentLength)
 		}
 		resp, err = cl.Get("http://" + addr + "/long")
 		if err != nil {
