@@ -319,7 +319,7 @@ func seekTo(f fs.File, off int64) error {
 // http.Handler's through ServeHTTP sets the header itself) it streams as Stream.
 func (c *Context) StreamLength(code int, contentType string, length int64) (*StreamWriter, error) {
 	sw, ok := c.w.(httpmsg.SizedWriter)
-	if !ok || length < 0 || c.capture > 0 {
+	if !ok || length < 0 {
 		return c.Stream(code, contentType)
 	}
 	if c.written {

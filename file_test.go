@@ -25,6 +25,12 @@ func TestFile(t *testing.T) {
 	}
 	_, addr := startServer(t, Config{}, func(s *Server) {
 		s.GET("/f/:name", func(c *Context) error { return c.File(filepath.Join(dir, c.Param("name"))) })
+		s.GET("/captured/:name", func(c *Context) error {
+			// Under capture middleware (compress, etag) a large file still streams
+			// with its length: only complete responses are captured.
+			_, _, _, err := c.CaptureResponse(func(c *Context) error { return c.File(filepath.Join(dir, c.Param("name"))) })
+			return err
+		})
 		s.GET("/dl/:name", func(c *Context) error {
 			return c.Attachment(filepath.Join(dir, c.Param("name")), "")
 		})
@@ -119,6 +125,9 @@ func TestFile(t *testing.T) {
 			if want := []string{"bytes 0-1/" + strconv.Itoa(size) + "=" + string(tc.data[:2]), "bytes 5-6/" + strconv.Itoa(size) + "=" + string(tc.data[5:7])}; strings.Join(parts, "|") != strings.Join(want, "|") {
 				t.Errorf("parts %q, want %q", parts, want)
 			}
+		}
+		if r := get("GET", "/captured/large.bin"); r.ContentLength != int64(len(large)) || bodyString(t, r) != string(large) {
+			t.Errorf("large file under capture: length %d", r.ContentLength)
 		}
 		if r := get("GET", "/f/missing"); r.StatusCode != 404 {
 			t.Errorf("missing: %d", r.StatusCode)
