@@ -11,6 +11,7 @@ package celeris
 
 import (
 	"encoding"
+	"encoding/json"
 	"errors"
 	"mime/multipart"
 	"net/http"
@@ -150,7 +151,14 @@ func (c *Context) bind(v any, which int) error {
 			which |= srcForm
 		case isJSONType(ct):
 			if err := c.BindJSON(v); err != nil {
-				return err
+				// A value of the wrong type is a field like the others; anything
+				// else (malformed JSON, 413, 415) ends binding.
+				var te *json.UnmarshalTypeError
+				if !errors.As(err, &te) {
+					return err
+				}
+				fails = append(fails, FieldError{Field: te.Field, Source: "json", Value: te.Value,
+					Err: errors.New("cannot be a JSON " + te.Value + " (want " + te.Type.String() + ")")})
 			}
 		}
 	}

@@ -116,9 +116,14 @@ func TestBind(t *testing.T) {
 			t.Errorf("multipart: %d %s", code, body)
 		}
 		// Every failing field is listed, conversion errors first.
-		code, body := do("POST", base+"?page=x&ratio=y&level=mid&count=1", "application/json", strings.NewReader(`{"title":"T","count":300}`))
-		if code != 400 || !strings.Contains(body, "count") {
-			t.Errorf("bad json: %d %s", code, body)
+		code, body := do("POST", base+"?page=x&ratio=y&level=mid", "application/json", strings.NewReader(`{"title":"T","count":300}`))
+		for _, w := range []string{"count (json)", "page (query)", "ratio (query)", "level (query)"} {
+			if code != 400 || !strings.Contains(body, w) {
+				t.Errorf("bad json field: %d %q lacks %q", code, body, w)
+			}
+		}
+		if code, body := do("POST", base, "application/json", strings.NewReader(`{"title":`)); code != 400 || !strings.Contains(body, "malformed JSON") {
+			t.Errorf("malformed json: %d %q", code, body)
 		}
 		code, body = do("GET", "http://"+addr+"/items/x/n?page=x&ratio=y&level=mid&since=yesterday&wait=forever", "", nil)
 		for _, w := range []string{"id (param)", "page (query)", "ratio (query)", "level (query)", "since (query)", "wait (query)"} {

@@ -124,6 +124,7 @@ type Server struct {
 	counters
 	refusalPanicked     atomic.Bool // RefusalHeader panicked (logged once)
 	refusalBodyPanicked atomic.Bool // RefusalBody panicked (logged once)
+	streamBypassLogged  atomic.Bool // a stream bypassed a WrapMiddleware writer (logged once)
 
 	mu         sync.Mutex
 	freezeOnce sync.Once // ServeHTTP's first use

@@ -18,7 +18,8 @@ package celeris
 // the wrapper sees and may transform it; an error the chain returns is answered
 // by the error handler inside the capture, so its answer passes through the
 // wrapper too. A streamed response (Stream, SSE) cannot be captured: it goes to
-// the client directly, and the wrapper sees only its status.
+// the client directly, the wrapper sees only its status, and a warning is
+// logged (once per server) so that the bypass is not silent.
 
 import (
 	"errors"
@@ -154,6 +155,11 @@ func serveThrough(c *Context, next HandlerFunc, w http.ResponseWriter) error {
 		return err
 	}
 	if !ok {
+		if c.streaming && !c.server.streamBypassLogged.Swap(true) {
+			// Not silent: the wrapper (compression, say) did not see this body.
+			c.server.logger.Warn("celeris: WrapMiddleware: a streamed response went to the client directly, past the ResponseWriter the net/http middleware passed on (only complete responses go through it)",
+				"method", c.Method(), "route", c.RoutePattern())
+		}
 		if c.written && c.status >= 100 && c.status <= 999 {
 			w.WriteHeader(c.status) // streamed: the wrapper sees the status only
 		}

@@ -4,6 +4,7 @@ import (
 	"compress/gzip"
 	"context"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"strconv"
@@ -247,4 +248,47 @@ func TestContextRequest(t *testing.T) {
 			t.Errorf("got %q", got)
 		}
 	})
+}
+
+// TestWrapMiddlewareStreamBypassIsLoud: a streamed response cannot pass through
+// the middleware's own writer; it reaches the client intact and a warning says so.
+func TestWrapMiddlewareStreamBypassIsLoud(t *testing.T) {
+	var logBuf syncWriter
+	_, addr := startServer(t, Config{Logger: slog.New(slog.NewTextHandler(&logBuf, nil))}, func(s *Server) {
+		s.Use(WrapMiddleware(gzipMW))
+		s.GET("/stream", func(c *Context) error {
+			w, err := c.Stream(200, "text/plain")
+			if err != nil {
+				return err
+			}
+			_, err = w.Write([]byte("streamed"))
+			return err
+		})
+	})
+	r := dialRaw(t, addr)
+	r.send("GET /stream HTTP/1.1\r\nHost: x\r\nAccept-Encoding: gzip\r\n\r\n")
+	resp := r.readResponse("GET")
+	if b := bodyString(t, resp); b != "streamed" {
+		t.Errorf("body %q", b)
+	}
+	if !strings.Contains(logBuf.String(), "streamed response went to the client directly") {
+		t.Errorf("no warning: %q", logBuf.String())
+	}
+}
+
+type syncWriter struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (w *syncWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
+
+func (w *syncWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
 }
