@@ -48,12 +48,22 @@ const maxRanges = 32
 // Content-Length, whatever the size: large files are streamed, never chunked.
 // A missing file is a 404 *HTTPError, an unreadable one 403, a directory 404.
 func (c *Context) File(name string) error {
-	return c.serveFile(os.DirFS("/"), name, true)
+	f, err := os.Open(name)
+	if err != nil {
+		return fileError(err)
+	}
+	defer f.Close()
+	return c.serveFile(f, name)
 }
 
 // FileFS is File for a file of fsys (name as fs.FS names it).
 func (c *Context) FileFS(fsys fs.FS, name string) error {
-	return c.serveFile(fsys, name, false)
+	f, err := fsys.Open(name)
+	if err != nil {
+		return fileError(err)
+	}
+	defer f.Close()
+	return c.serveFile(f, name)
 }
 
 // Attachment is File with "Content-Disposition: attachment" and the file name the
@@ -121,22 +131,7 @@ func rfc8187Escape(s string) string {
 	return b.String()
 }
 
-func (c *Context) serveFile(fsys fs.FS, name string, local bool) error {
-	if local {
-		abs, err := filepath.Abs(name)
-		if err != nil {
-			return &HTTPError{Code: http.StatusNotFound, Err: err}
-		}
-		name = strings.TrimPrefix(filepath.ToSlash(abs), "/")
-		if name == "" {
-			name = "."
-		}
-	}
-	f, err := fsys.Open(name)
-	if err != nil {
-		return fileError(err)
-	}
-	defer f.Close()
+func (c *Context) serveFile(f fs.File, name string) error {
 	fi, err := f.Stat()
 	if err != nil {
 		return fileError(err)

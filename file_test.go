@@ -3,6 +3,7 @@ package celeris
 import (
 	"bytes"
 	"io"
+	"io/fs"
 	"mime"
 	"mime/multipart"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"testing/fstest"
 	"time"
 )
 
@@ -259,6 +261,26 @@ func TestParseRanges(t *testing.T) {
 			if got[i] != tt.want[i] {
 				t.Errorf("parseRanges(%q) = %v", tt.v, got)
 			}
+		}
+	}
+}
+
+func TestFileFS(t *testing.T) {
+	mod := time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC)
+	fsys := fstest.MapFS{"docs/a.txt": {Data: []byte("from fs"), ModTime: mod}, "docs/sub": {Mode: fs.ModeDir}}
+	_, addr := startServer(t, Config{}, func(s *Server) {
+		s.GET("/fs/*name", func(c *Context) error { return c.FileFS(fsys, "docs/"+c.Param("name")) })
+	})
+	r := dialRaw(t, addr)
+	r.send("GET /fs/a.txt HTTP/1.1\r\nHost: x\r\n\r\n")
+	resp := r.readResponse("GET")
+	if b := bodyString(t, resp); resp.StatusCode != 200 || b != "from fs" || resp.Header.Get("Last-Modified") != "Tue, 02 Jan 2024 03:04:05 GMT" ||
+		resp.Header.Get("Content-Type") != "text/plain; charset=utf-8" {
+		t.Errorf("%d %q %v", resp.StatusCode, b, resp.Header)
+	}
+	for path, want := range map[string]int{"/fs/sub": 404, "/fs/none.txt": 404} {
+		if code, _ := rawGet(t, addr, path); code != want {
+			t.Errorf("%s: %d, want %d", path, code, want)
 		}
 	}
 }
