@@ -13,6 +13,7 @@ import (
 
 	"github.com/celeris-dev/celeris/internal/bytesconv"
 	"github.com/celeris-dev/celeris/internal/httpmsg"
+	"github.com/celeris-dev/celeris/internal/poison"
 	"github.com/celeris-dev/celeris/internal/router"
 )
 
@@ -111,6 +112,7 @@ func (c *Context) reset() {
 		c.jbuf.Reset()
 	}
 	if t&tBuffer != 0 {
+		poison.Fill(c.ubuf.Bytes()) // race builds: a kept Buffer().Bytes() reads garbage
 		if c.ubuf.Cap() > 64<<10 {
 			c.ubuf = bytes.Buffer{}
 		}
