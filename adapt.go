@@ -109,21 +109,26 @@ func AdaptFunc(f http.HandlerFunc) HandlerFunc {
 // ResponseWriter that behaves as Adapt's.
 //
 // When the middleware calls the next handler, the Celeris chain continues with
-// what propagates from the request it passed on:
+// what it changed (see wrap_propagate.go for the details):
 //   - its context.Context (values, deadline, cancellation) becomes c.Context() for
 //     the rest of the chain, and is restored afterwards;
+//   - the request it passed on: URL path (SetPath; seen by the router when the
+//     link is Pre middleware), query, method, Host, RemoteAddr (ClientIP), header
+//     fields and body (a body limited by http.MaxBytesHandler stays limited:
+//     413) apply to the Context for the rest of the request;
 //   - response header fields it set on the ResponseWriter before calling next are
 //     copied to the Celeris response.
 //
-// Other changes to the request (header, URL, method, body) do not propagate: the
-// rest of the chain sees the Celeris request; pass data through the context
-// instead. The rest of the chain answers through the Context, not through the
-// ResponseWriter the middleware passed on: a wrapper that watches writes (a logger,
-// a metrics recorder) sees no body, and sees WriteHeader with the final status only
-// when the response was written by the time next returned (an error returned by a
-// handler is answered later, by the ErrorHandler). Writes the middleware makes
-// after next returned are dropped. If the middleware answers itself without calling
-// next (an authentication failure, say), its response is sent.
+// When it passes next the ResponseWriter it got, the rest of the chain answers
+// through the Context directly; a wrapper that watches writes sees WriteHeader
+// with the final status when the response was written by the time next returned.
+// When it passes a writer of its own (compression, a logger counting bytes), the
+// chain's complete response (the error handler's answer included) is captured and
+// written through that writer, so the wrapper sees and transforms it; a streamed
+// response still goes to the client directly (the wrapper sees its status only).
+// Writes the middleware makes after next returned are dropped unless it passed
+// its own writer. If the middleware answers itself without calling next (an
+// authentication failure, say), its response is sent.
 //
 // The middleware must call next synchronously, at most once: middleware that runs
 // the handler on another goroutine and may return before it ends
@@ -145,11 +150,23 @@ func WrapMiddleware(m func(http.Handler) http.Handler) MiddlewareFunc {
 			st := &wrapState{c: c}
 			st.ctx = wrapCtx{Context: c.Context(), st: st}
 			r, body := newNetRequest(c, &st.ctx)
+			st.orig.set(r)
 			w := acquireAdaptWriter(c, r.Method == http.MethodHead)
 			w.st = st
 			st.w = w
 			h.ServeHTTP(w, r)
 			body.close()
+			if st.through {
+				if c.streaming {
+					w.done = true // streamed past the wrapper (wrap_propagate.go)
+				}
+				err := w.finish()
+				releaseAdaptWriter(w)
+				if st.err != nil {
+					return st.err
+				}
+				return err
+			}
 			if st.called {
 				w.done = true
 				releaseAdaptWriter(w)
@@ -165,11 +182,13 @@ func WrapMiddleware(m func(http.Handler) http.Handler) MiddlewareFunc {
 // wrapState is one request through a WrapMiddleware link. It is reached from the
 // http.Request's context (or, failing that, from the ResponseWriter).
 type wrapState struct {
-	ctx    wrapCtx
-	c      *Context
-	w      *adaptWriter
-	called bool  // the middleware called next
-	err    error // what the rest of the chain returned
+	ctx     wrapCtx
+	c       *Context
+	w       *adaptWriter
+	called  bool // the middleware called next
+	through bool // next answered through the middleware's own writer (wrap_propagate.go)
+	orig    netOrig
+	err     error // what the rest of the chain returned
 }
 
 // wrapKey is the context key of a *wrapState.
@@ -211,7 +230,15 @@ func runWrappedNext(next HandlerFunc, w http.ResponseWriter, r *http.Request) {
 	if ctx := r.Context(); ctx != context.Context(&st.ctx) {
 		c.SetContext(ctx)
 	}
+	c.applyNetRequest(&st.orig, r) // what the middleware changed (wrap_propagate.go)
 	aw := st.w
+	if w != http.ResponseWriter(aw) && !aw.wrote {
+		// The middleware's own writer: the response goes through it.
+		st.through = true
+		st.err = serveThrough(c, next, w)
+		c.ctx = prevCtx
+		return
+	}
 	copyNetHeader(c, w.Header(), nil, false)
 	if aw.wrote {
 		// The middleware committed a response before calling next: it wins, as the

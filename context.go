@@ -13,6 +13,7 @@ import (
 
 	"github.com/celeris-dev/celeris/internal/bytesconv"
 	"github.com/celeris-dev/celeris/internal/httpmsg"
+	"github.com/celeris-dev/celeris/internal/poison"
 	"github.com/celeris-dev/celeris/internal/router"
 )
 
@@ -22,6 +23,9 @@ import (
 // accessors return (Path, Param, Query, Header, Body, ...), are valid only until the
 // handler returns. Use Clone (or strings.Clone / bytes.Clone) for anything kept
 // longer, e.g. passed to a goroutine.
+// Config.CopyRequestValues makes those accessors return copies
+// instead (values.go); race builds poison the recycled buffers, so a test that
+// keeps a borrowed value fails.
 type Context struct {
 	// Every request touches the fields up to hdrBuf; they come first so that they
 	// share few cache lines (a pipelined batch in safe mode holds many Contexts, each
@@ -110,6 +114,7 @@ func (c *Context) reset() {
 		c.jbuf.Reset()
 	}
 	if t&tBuffer != 0 {
+		poison.Fill(c.ubuf.Bytes()) // race builds: a kept Buffer().Bytes() reads garbage
 		if c.ubuf.Cap() > 64<<10 {
 			c.ubuf = bytes.Buffer{}
 		}
@@ -127,6 +132,7 @@ func (c *Context) reset() {
 		c.query = c.query[:0]
 	}
 	if t&tValues != 0 {
+		c.closeNetRequest()
 		if v, ok := c.Get(formKey); ok {
 			if fc, ok := v.(*formCache); ok && fc.multi != nil {
 				_ = fc.multi.RemoveAll() // multipart temp files end with the request
@@ -186,22 +192,13 @@ func (c *Context) SetPath(p string) { c.pathOverride, c.touched = p, c.touched|t
 func (c *Context) SetContext(ctx context.Context) { c.ctx, c.touched = ctx, c.touched|tCtx }
 
 // RawQuery is the query string without '?', not decoded.
-func (c *Context) RawQuery() string { return c.req.RawQuery }
+func (c *Context) RawQuery() string { return c.own(c.req.RawQuery) }
 
 // RequestURI is the request target as received (HTTP/1.1) or :path (HTTP/2).
-func (c *Context) RequestURI() string { return c.req.RequestURI }
+func (c *Context) RequestURI() string { return c.own(c.req.RequestURI) }
 
 // ContentLength is the declared request body length, -1 when unknown.
 func (c *Context) ContentLength() int64 { return c.req.ContentLength }
-
-// Scheme is "https" for a request that came over TLS, else "http" (HTTP/2: the
-// request's :scheme).
-func (c *Context) Scheme() string {
-	if c.req.Scheme != "" {
-		return c.req.Scheme
-	}
-	return "http"
-}
 
 // VisitTrailers calls fn for each request trailer field; trailers are available
 // once the body was read to its end.
@@ -283,13 +280,13 @@ func (c *Context) Method() string { return c.method() }
 
 // Path is the request path, not decoded (as rewritten by SetPath, if it was).
 // Valid until the handler returns.
-func (c *Context) Path() string { return c.path() }
+func (c *Context) Path() string { return c.own(c.path()) }
 
 // Proto is "HTTP/1.0", "HTTP/1.1" or "HTTP/2.0".
 func (c *Context) Proto() string { return c.req.Proto }
 
 // Host is the Host header (HTTP/1.1) or :authority (HTTP/2).
-func (c *Context) Host() string { return c.req.Host }
+func (c *Context) Host() string { return c.own(c.req.Host) }
 
 // RemoteAddr is the client's address.
 func (c *Context) RemoteAddr() net.Addr { return c.req.RemoteAddr }
@@ -320,13 +317,6 @@ func (c *Context) Context() context.Context {
 	return context.Background()
 }
 
-// Param returns the value of the path parameter name ("" when absent), not decoded.
-// Valid until the handler returns.
-func (c *Context) Param(name string) string {
-	v, _ := c.params.Get(name)
-	return v
-}
-
 // Query returns the first value of the query parameter name, decoded ("" when
 // absent). Valid until the handler returns.
 func (c *Context) Query(name string) string {
@@ -335,7 +325,7 @@ func (c *Context) Query(name string) string {
 	}
 	for i := range c.query {
 		if c.query[i].k == name {
-			return c.query[i].v
+			return c.own(c.query[i].v)
 		}
 	}
 	return ""
@@ -381,7 +371,7 @@ func unescape(s string) (string, bool) {
 // Valid until the handler returns.
 func (c *Context) Header(name string) string {
 	v, _ := c.req.HeaderValue(name)
-	return v
+	return c.own(v)
 }
 
 // VisitHeaders calls fn for each request header field in order.
@@ -397,7 +387,7 @@ func (c *Context) VisitHeaders(fn func(name, value string)) {
 // when the client went away).
 func (c *Context) Body() ([]byte, error) {
 	if c.req.BodyReader == nil {
-		return c.req.Body, nil
+		return c.ownBytes(c.req.Body), nil
 	}
 	if c.body == nil && c.bodyErr == nil {
 		limit := c.server.cfg.MaxRequestBodySize

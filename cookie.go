@@ -36,7 +36,7 @@ func (c *Context) Cookie(name string) (string, error) {
 				continue
 			}
 			if v, ok := cookieValue(v); ok {
-				return v, nil
+				return c.own(v), nil // a copy under Config.CopyRequestValues
 			}
 		}
 	}

@@ -177,6 +177,9 @@ func (s *Server) freeze() {
 		// The error handler answers (one error format for every answer).
 		nf = func(*Context) error { return ErrNotFound }
 	}
+	if s.cfg.RedirectTrailingSlash || s.cfg.CleanPath {
+		nf = s.redirectFixedPath(nf) // routing.go
+	}
 	s.notFoundFinal = chain(nf, s.use)
 	mna := s.methodNotAllowed
 	if mna == nil {

@@ -15,6 +15,8 @@ type Route struct {
 	final   HandlerFunc // handler wrapped in every middleware; set when the server starts
 	inline  bool
 	viaAny  bool // registered by Any: a CONNECT route of Any takes no authority-form CONNECT
+	server  *Server
+	name    string // Name (routing.go)
 }
 
 // Inline marks the route to run on the connection's event loop instead of a worker
@@ -54,7 +56,7 @@ func (s *Server) Handle(method, pattern string, h HandlerFunc, mw ...MiddlewareF
 	}
 	checkMethod(method, pattern)
 	s.mustNotBeStarted("Handle")
-	r := &Route{method: method, pattern: pattern, handler: h, mw: mw}
+	r := &Route{method: method, pattern: pattern, handler: h, mw: mw, server: s}
 	s.router.Add(method, pattern, r)
 	s.routes = append(s.routes, r)
 	return r

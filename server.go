@@ -21,6 +21,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -100,6 +101,23 @@ type Config struct {
 	// modifies; a panic keeps the server's body (logged once). On HTTP/2 a body
 	// larger than the peer's send window is left out. [nil]
 	RefusalBody func(status int) (contentType string, body []byte)
+
+	// Framework features (bind.go, render.go, proxy.go, values.go, routing.go).
+	Validator Validator // checks what Bind bound; nil: no validation
+	Renderer  Renderer  // templates for Context.Render; nil: Render fails
+	// TrustedProxies are the networks whose X-Forwarded-For, X-Forwarded-Proto and
+	// Forwarded headers ClientIP and Scheme believe (proxy.go). [none]
+	TrustedProxies []netip.Prefix
+	// CopyRequestValues makes Param, Query, Header, Body and the other request
+	// accessors return owned copies instead of views valid until the handler
+	// returns (values.go). [false: zero-copy]
+	CopyRequestValues bool
+	// RedirectTrailingSlash answers a path that matches only with (or without) a
+	// trailing slash with a redirect to the route's form: 301 for GET and HEAD,
+	// 308 otherwise. CleanPath first cleans the path ("//", "/./", "/../") the
+	// same way (routing.go). [false]
+	RedirectTrailingSlash bool
+	CleanPath             bool
 }
 
 // Server is a Celeris HTTP server. Register routes, then Start.
@@ -116,6 +134,7 @@ type Server struct {
 	ctxs   sync.Pool
 
 	routes                []*Route
+	names                 map[string]*Route // named routes (routing.go)
 	use, pre              []MiddlewareFunc
 	notFound              HandlerFunc
 	methodNotAllowed      HandlerFunc
@@ -131,6 +150,7 @@ type Server struct {
 	counters
 	refusalPanicked     atomic.Bool // RefusalHeader panicked (logged once)
 	refusalBodyPanicked atomic.Bool // RefusalBody panicked (logged once)
+	streamBypassLogged  atomic.Bool // a stream bypassed a WrapMiddleware writer (logged once)
 
 	mu         sync.Mutex
 	freezeOnce sync.Once // ServeHTTP's first use

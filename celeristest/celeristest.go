@@ -283,6 +283,18 @@ func (w *recorder) WriteHeader(status int, header []httpmsg.Field) error {
 	return nil
 }
 
+// WriteHeaderLength starts a streamed response of known length
+// (httpmsg.SizedWriter): Content-Length is set as a connection sends it.
+func (w *recorder) WriteHeaderLength(status int, header []httpmsg.Field, length int64) error {
+	if err := w.WriteHeader(status, header); err != nil {
+		return err
+	}
+	if length >= 0 && status >= 200 && status != http.StatusNoContent && status != http.StatusNotModified {
+		w.resp.Header.Set("Content-Length", strconv.FormatInt(length, 10))
+	}
+	return nil
+}
+
 func (w *recorder) Write(p []byte) (int, error) {
 	if !w.streaming || w.ended {
 		return 0, errAnswered

@@ -6,6 +6,7 @@ import (
 
 	"github.com/celeris-dev/celeris/internal/bytesconv"
 	"github.com/celeris-dev/celeris/internal/httpmsg"
+	"github.com/celeris-dev/celeris/internal/poison"
 )
 
 // Errors returned to handlers by the ResponseWriter.
@@ -37,6 +38,7 @@ type exchange struct {
 	inline    bool // the route runs on the event loop
 	hasBody   bool // msg.ContentLength != 0 (body and trail may grow), kept on this line
 	upgrade   bool // the request asked to switch protocols (Request.Upgrade)
+	sized     bool // a streamed response of known length (sized.go)
 
 	// release touches two cache lines: the one holding msg.Route and the flags
 	// above, and the next one, which starts at pipe (offsets 256 and 320; an
@@ -47,6 +49,7 @@ type exchange struct {
 	raw    []byte             // copy of the request head
 	kept   int                // cap of body and trail when last released
 	fed    int64              // body bytes moved into pipe (event loop)
+	remain int64              // body bytes a sized response still owes (sized.go)
 
 	ctx   context.Context // created lazily by Context; guarded by conn.mu
 	body  []byte          // request body
@@ -118,6 +121,11 @@ func headView(s, old, new []byte) string { return bytesconv.B2S(rebase(s, old, n
 // fill runs. The split keeps the cache lines this touches few: in safe mode the
 // exchanges of a pipelined batch are cold again by the time they are recycled.
 func (ex *exchange) release() {
+	if poison.Enabled { // race builds: a value kept past its handler reads garbage
+		poison.Fill(ex.raw)
+		poison.Fill(ex.body)
+		poison.Fill(ex.trail)
+	}
 	if ex.cancel != nil {
 		ex.cancel()
 		ex.ctx, ex.cancel = nil, nil
@@ -147,6 +155,7 @@ func (ex *exchange) clear() {
 	ex.clearMsg()
 	ex.chunked, ex.keepAlive, ex.http10, ex.isHead = false, false, false, false
 	ex.answered, ex.streaming, ex.ended, ex.discard, ex.raw10 = false, false, false, false, false
+	ex.sized, ex.remain = false, 0
 	ex.inline, ex.hasBody, ex.fed = false, false, 0
 }
 
@@ -314,7 +323,12 @@ func (ex *exchange) Write(p []byte) (int, error) {
 	if ex.discard {
 		return len(p), nil
 	}
-	if ex.raw10 {
+	if ex.sized {
+		n, err := ex.writeSized(p)
+		if err != nil {
+			return n, err
+		}
+	} else if ex.raw10 {
 		*ex.out = append(*ex.out, p...)
 	} else {
 		*ex.out = AppendChunk(*ex.out, p)
@@ -369,6 +383,9 @@ func (ex *exchange) End(trailer []httpmsg.Field) error {
 		return ErrNotStarted
 	}
 	ex.ended = true
+	if ex.sized {
+		return ex.endSized()
+	}
 	if ex.discard || ex.raw10 {
 		return nil
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/celeris-dev/celeris/internal/bytesconv"
 	"github.com/celeris-dev/celeris/internal/h2/frame"
 	"github.com/celeris-dev/celeris/internal/httpmsg"
+	"github.com/celeris-dev/celeris/internal/poison"
 )
 
 // stream is one request/response exchange (RFC 9113 §5.1). Streams are recycled
@@ -71,6 +72,8 @@ type shared struct {
 	dead     bool          // stream closed or connection gone: handler I/O fails
 	blocked  bool          // a writer waits for data to drain
 	interim  []interimHead // 1xx responses waiting for the loop (informational.go)
+	sized    bool          // a streamed response of known length (sized.go)
+	owed     int64         // body bytes a sized response still owes
 
 	// Request body, loop -> handler.
 	in       []byte // unread body bytes: in[inRd:]
@@ -134,6 +137,7 @@ func (c *Conn) maybeRecycle(s *stream) {
 		return
 	}
 	s.req.Reset()
+	poison.Fill(s.body) // race builds: a body kept past its handler reads garbage
 	body := s.body[:0]
 	if cap(body) > 64<<10 {
 		body = nil
@@ -157,6 +161,7 @@ func (c *Conn) maybeRecycle(s *stream) {
 		sh.trailer = sh.trailer.reset()
 	}
 	sh.hasTrl, sh.done, sh.inReady, sh.dead, sh.blocked = false, false, false, false, false
+	sh.sized, sh.owed = false, 0
 	sh.in, sh.inRd, sh.inEOF, sh.inErr = in, 0, false, nil
 	sh.readWait, sh.consumed, sh.inClosed = false, 0, false
 	sh.interim = nil // rare: not worth keeping

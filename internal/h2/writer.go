@@ -87,10 +87,11 @@ func (s *stream) Write(p []byte) (int, error) {
 		if s.closed || s.sh.ended {
 			return 0, ErrStreamClosed
 		}
+		p, err := s.trimSized(p)
 		if !s.noBody {
 			s.inlineData(p, false)
 		}
-		return len(p), nil
+		return len(p), err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -99,6 +100,7 @@ func (s *stream) Write(p []byte) (int, error) {
 			return 0, err
 		}
 	}
+	p, lenErr := s.trimSized(p)
 	written := 0
 	for written < len(p) {
 		for !s.sh.dead && len(s.sh.data)-s.sh.rd >= maxQueued {
@@ -123,7 +125,7 @@ func (s *stream) Write(p []byte) (int, error) {
 			c.mu.Lock()
 		}
 	}
-	return written, nil
+	return written, lenErr
 }
 
 // Flush sends what was written so far. It implements httpmsg.ResponseWriter.
@@ -167,6 +169,9 @@ func (s *stream) End(trailer []httpmsg.Field) error {
 		if s.closed || s.sh.ended {
 			return ErrStreamClosed
 		}
+		if s.shortSized() {
+			return httpmsg.ErrLength // left unended: reset when the handler returns
+		}
 		s.sh.ended = true
 		if len(trailer) > 0 {
 			s.sh.trailer.add(trailer)
@@ -185,6 +190,10 @@ func (s *stream) End(trailer []httpmsg.Field) error {
 	if s.sh.dead || s.sh.ended {
 		c.mu.Unlock()
 		return ErrStreamClosed
+	}
+	if s.shortSized() {
+		c.mu.Unlock()
+		return httpmsg.ErrLength // left unended: reset when the handler returns
 	}
 	s.sh.ended = true
 	if len(trailer) > 0 {

@@ -1,10 +1,17 @@
 // Package logger writes one log/slog record per request.
 //
-// Each record, with message "request", holds: method, path, status, latency and,
-// bytes (the response body bytes written, celeris.Context.BytesWritten: the
+// Each record, with message "request", holds: method, path, route (the matched
+// pattern, "/users/:id"; absent when no route matched), status, latency, bytes
+// (the response body bytes written, celeris.Context.BytesWritten: the
 // uncompressed size when compression runs outside the logger) and, when known, the
 // request id (the string stored under "request_id" by middleware/requestid, or else
-// the X-Request-ID response header) and the error the handler returned.
+// the X-Request-ID response header) and the error the handler returned; then the
+// attributes Config.Attrs returns.
+//
+// Latency is a time.Duration attribute (slog.Duration): slog.TextHandler writes it
+// as a duration string ("1.52ms"), slog.JSONHandler as integer nanoseconds, and
+// handlers that know durations (OpenTelemetry bridges) keep the type; a
+// ReplaceAttr can turn it into float milliseconds where a backend wants that.
 //
 // Status: the record holds the status the client got. When the chain returns an
 // error and nothing was written, the logger runs the server's error handler at
@@ -37,6 +44,11 @@ type Config struct {
 	Skip func(c *celeris.Context) bool
 	// Message is the record's message ["request"].
 	Message string
+	// Attrs, when set, adds attributes taken from the request to each record
+	// (a user id stored by authentication middleware, a tenant, a trace id). It
+	// runs after the handler. Strings from the Context are borrowed: clone them
+	// (strings.Clone) when the slog handler may keep the record. [nil]
+	Attrs func(c *celeris.Context) []slog.Attr
 }
 
 // Default returns the middleware with the default configuration.
@@ -64,7 +76,7 @@ func New(cfg Config) celeris.MiddlewareFunc {
 			// The request's strings point into buffers the next request reuses,
 			// and a slog.Handler may keep the record (async or in-memory handlers):
 			// log copies.
-			attrs := [7]slog.Attr{
+			attrs := [8]slog.Attr{
 				slog.String("method", strings.Clone(c.Method())),
 				slog.String("path", strings.Clone(c.Path())),
 				slog.Int("status", Status(c, err)),
@@ -72,6 +84,10 @@ func New(cfg Config) celeris.MiddlewareFunc {
 				slog.Int64("bytes", c.BytesWritten()),
 			}
 			n := 5
+			if rp := c.RoutePattern(); rp != "" {
+				attrs[n] = slog.String("route", rp) // patterns are registered once: no copy
+				n++
+			}
 			if id := requestID(c); id != "" {
 				attrs[n] = slog.String("request_id", strings.Clone(id))
 				n++
@@ -79,6 +95,10 @@ func New(cfg Config) celeris.MiddlewareFunc {
 			if err != nil {
 				attrs[n] = slog.String("error", err.Error())
 				n++
+			}
+			if cfg.Attrs != nil {
+				logger.LogAttrs(c.Context(), cfg.Level, cfg.Message, append(attrs[:n:n], cfg.Attrs(c)...)...)
+				return err
 			}
 			logger.LogAttrs(c.Context(), cfg.Level, cfg.Message, attrs[:n]...)
 			return err

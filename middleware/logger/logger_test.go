@@ -144,3 +144,42 @@ func TestLoggerRecordsErrorHandlerStatus(t *testing.T) {
 		}
 	})
 }
+
+// TestLoggerRouteAndAttrs: the record names the matched route pattern (not the
+// path) and carries the attributes Config.Attrs takes from the Context.
+func TestLoggerRouteAndAttrs(t *testing.T) {
+	rec := &recorder{}
+	_, addr := mwtest.Start(t, func(s *celeris.Server) {
+		s.Use(func(next celeris.HandlerFunc) celeris.HandlerFunc {
+			return func(c *celeris.Context) error {
+				c.Set("user", "ada")
+				return next(c)
+			}
+		}, logger.New(logger.Config{
+			Logger: slog.New(rec),
+			Attrs: func(c *celeris.Context) []slog.Attr {
+				u, _ := c.Get("user")
+				return []slog.Attr{slog.Any("user", u), slog.String("tenant", "acme")}
+			},
+		}))
+		s.GET("/users/:id", func(c *celeris.Context) error { return c.String(200, "u") })
+	})
+	mwtest.Run(t, addr, func(t *testing.T, client *http.Client) {
+		rec.take()
+		mwtest.Get(t, client, "http://"+addr+"/users/7", nil)
+		mwtest.Get(t, client, "http://"+addr+"/nope", nil)
+		recs := rec.take()
+		if len(recs) != 2 {
+			t.Fatalf("%d records", len(recs))
+		}
+		if r := recs[0]; r["route"] != "/users/:id" || r["path"] != "/users/7" || r["user"] != "ada" || r["tenant"] != "acme" {
+			t.Errorf("record %v", r)
+		}
+		if r := recs[1]; r["route"] != nil || r["status"] != int64(404) || r["tenant"] != "acme" {
+			t.Errorf("unmatched record %v", r)
+		}
+		if _, ok := recs[0]["latency"].(time.Duration); !ok {
+			t.Errorf("latency is %T, want time.Duration", recs[0]["latency"])
+		}
+	})
+}

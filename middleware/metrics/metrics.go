@@ -7,17 +7,27 @@
 //
 // Series:
 //
-//	celeris_http_requests_total{method,status}        counter
+//	celeris_http_requests_total{method,route,status}  counter
 //	celeris_http_request_duration_seconds             histogram (_bucket{le}, _sum, _count)
 //	celeris_open_connections                          gauge (from Server.Stats)
 //	celeris_active_requests                           gauge
 //	celeris_active_streams                            gauge (HTTP/2)
 //	celeris_tls_handshake_errors_total                counter (failed TLS handshakes, not logged)
 //
+// With Config.RuntimeMetrics, Go runtime series from runtime/metrics follow:
+//
+//	celeris_go_goroutines                             gauge
+//	celeris_go_heap_objects_bytes                     gauge (live and unswept heap objects)
+//	celeris_go_gc_cycles_total                        counter
+//	celeris_go_gc_pause_seconds                       histogram (stop-the-world GC pauses)
+//
 // Label cardinality is bounded: method is one of the nine standard methods or
-// "OTHER"; status is a code with a standard reason phrase (http.StatusText), or
-// else its class ("2xx" ... "5xx", "other" outside 100-599). Only series that have
-// counted something are written.
+// "OTHER"; route is the pattern of the matched route ("/users/:id", never the
+// path), "unmatched" for a request no route matched (404, 405), at most
+// MaxRoutes patterns and "other" beyond; status is a code with a standard reason
+// phrase (http.StatusText), or else its class ("2xx" ... "5xx", "other" outside
+// 100-599). Only series that have counted something are written. The duration
+// histogram has no labels.
 //
 // # Status
 //
@@ -29,10 +39,10 @@
 //
 // # Cost
 //
-// Two clock reads and three atomic additions per request, no allocation, no lock.
-// Counters are split into shards (one per P, up to 64, each on its own cache
-// lines) picked at random, so that cores rarely write the same cache line; a scrape
-// sums the shards.
+// Two clock reads, one map read (the series of route, method and status) and three
+// atomic additions per request, no allocation, no lock once the series exists.
+// Counters are split into shards (one per P, up to 64) picked at random, so that
+// cores rarely write the same cache line; a scrape sums the shards.
 package metrics
 
 import (
@@ -42,6 +52,8 @@ import (
 	"runtime"
 	"sort"
 	"strconv"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -56,6 +68,13 @@ type Config struct {
 	// Skip, when it returns true, records nothing for the request (e.g. the
 	// scrape itself) [nil].
 	Skip func(c *celeris.Context) bool
+	// MaxRoutes bounds the route label's values; requests of further patterns
+	// (only Observe with arbitrary routes can make that many) count as "other"
+	// [1000].
+	MaxRoutes int
+	// RuntimeMetrics adds Go runtime series (runtime/metrics) to the exposition
+	// [false].
+	RuntimeMetrics bool
 }
 
 // DefaultBuckets are Prometheus's default latency buckets, in seconds.
@@ -127,22 +146,50 @@ func statusSlot(code int) int {
 	return int(statusIndex[code])
 }
 
+// Series counters live in chunks of chunkSize, allocated for every shard when the
+// first series of a chunk appears.
+const (
+	chunkSize = 256
+	maxChunks = 256 // 65536 series
+)
+
+type chunk [chunkSize]atomic.Uint64
+
 // shard holds one part of every counter.
 type shard struct {
-	requests []atomic.Uint64 // [method*nStatus + status]
-	buckets  []atomic.Uint64 // non-cumulative, len(bounds)+1 (the last is +Inf)
+	chunks   [maxChunks]atomic.Pointer[chunk] // requests, by series index
+	buckets  []atomic.Uint64                  // non-cumulative, len(bounds)+1 (the last is +Inf)
 	sumNanos atomic.Uint64
 	_        [64]byte // the next shard's header starts on another cache line
 }
 
+// seriesKey names one requests_total series.
+type seriesKey struct {
+	route          string
+	method, status uint8
+}
+
+// registry maps series to counter indexes. It is copied on write: requests read
+// it without a lock.
+type registry struct {
+	idx    map[seriesKey]int32
+	keys   []seriesKey
+	routes map[string]bool
+}
+
 // Metrics collects request metrics. It is safe for concurrent use.
 type Metrics struct {
-	bounds  []float64
-	nanos   []int64 // bounds in nanoseconds
-	shards  []shard
-	mask    uint32
-	skip    func(c *celeris.Context) bool
-	leTexts []string
+	bounds    []float64
+	nanos     []int64 // bounds in nanoseconds
+	shards    []shard
+	mask      uint32
+	skip      func(c *celeris.Context) bool
+	leTexts   []string
+	maxRoutes int
+	runtime   bool
+
+	series atomic.Pointer[registry]
+	mu     sync.Mutex // serialises new series
 }
 
 // New returns a Metrics. It panics when Buckets are not increasing.
@@ -151,7 +198,10 @@ func New(cfg Config) *Metrics {
 	if bounds == nil {
 		bounds = DefaultBuckets
 	}
-	m := &Metrics{bounds: append([]float64(nil), bounds...), skip: cfg.Skip}
+	m := &Metrics{bounds: append([]float64(nil), bounds...), skip: cfg.Skip, maxRoutes: cfg.MaxRoutes, runtime: cfg.RuntimeMetrics}
+	if m.maxRoutes <= 0 {
+		m.maxRoutes = 1000
+	}
 	for i, b := range m.bounds {
 		if i > 0 && b <= m.bounds[i-1] {
 			panic("metrics: Buckets must increase")
@@ -165,21 +215,62 @@ func New(cfg Config) *Metrics {
 	}
 	m.shards = make([]shard, n)
 	m.mask = uint32(n - 1)
-	nr, nb := nMethods*nStatus, len(m.bounds)+1
+	nb := len(m.bounds) + 1
 	for i := range m.shards {
-		// One allocation per shard, padded by a cache line, so that no two shards
-		// share one.
-		counters := make([]atomic.Uint64, nr+nb+8)
-		m.shards[i].requests = counters[:nr:nr]
-		m.shards[i].buckets = counters[nr : nr+nb : nr+nb]
+		// Padded by a cache line, so that no two shards' buckets share one.
+		counters := make([]atomic.Uint64, nb+8)
+		m.shards[i].buckets = counters[:nb:nb]
 	}
+	m.series.Store(&registry{idx: map[seriesKey]int32{}, routes: map[string]bool{}})
 	return m
+}
+
+// seriesIndex returns the counter index of a series, creating it on first use.
+func (m *Metrics) seriesIndex(k seriesKey) int32 {
+	if i, ok := m.series.Load().idx[k]; ok {
+		return i
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r := m.series.Load()
+	if !r.routes[k.route] && len(r.routes) >= m.maxRoutes {
+		k.route = "other"
+	}
+	if i, ok := r.idx[k]; ok {
+		return i
+	}
+	i := int32(len(r.keys))
+	if int(i) >= chunkSize*maxChunks {
+		return -1 // not counted; 65536 series is far past any sane label set
+	}
+	if i%chunkSize == 0 {
+		for s := range m.shards {
+			m.shards[s].chunks[i/chunkSize].Store(new(chunk))
+		}
+	}
+	nr := &registry{idx: make(map[seriesKey]int32, len(r.idx)+1), keys: append(r.keys[:len(r.keys):len(r.keys)], k), routes: r.routes}
+	for key, v := range r.idx {
+		nr.idx[key] = v
+	}
+	nr.idx[k] = i
+	if !r.routes[k.route] {
+		nr.routes = make(map[string]bool, len(r.routes)+1)
+		for route := range r.routes {
+			nr.routes[route] = true
+		}
+		nr.routes[k.route] = true
+	}
+	m.series.Store(nr)
+	return i
 }
 
 // epoch is the origin of the middleware's clock readings. time.Since on a Time
 // with a monotonic reading reads only the monotonic clock, one clock read where
 // time.Now costs two (wall and monotonic); latencies need nothing else.
 var epoch = time.Now()
+
+// Unmatched is the route label of requests no route matched (404, 405).
+const Unmatched = "unmatched"
 
 // Middleware returns the middleware that records every request.
 func (m *Metrics) Middleware() celeris.MiddlewareFunc {
@@ -191,20 +282,32 @@ func (m *Metrics) Middleware() celeris.MiddlewareFunc {
 			start := time.Since(epoch)
 			err := next(c)
 			c.Error(err) // the error handler answers now: count the status sent
-			m.Observe(c.Method(), c.ResultStatus(err), time.Since(epoch)-start)
+			route := c.RoutePattern()
+			if route == "" {
+				route = Unmatched
+			}
+			m.ObserveRoute(c.Method(), route, c.ResultStatus(err), time.Since(epoch)-start)
 			return err
 		}
 	}
 }
 
-// Observe records one request. The middleware calls it; call it directly to
+// Observe records one request without a route (route=""). Call it directly to
 // record requests served elsewhere.
 func (m *Metrics) Observe(method string, status int, d time.Duration) {
+	m.ObserveRoute(method, "", status, d)
+}
+
+// ObserveRoute records one request of route (a pattern: keep the label set
+// bounded). The middleware calls it.
+func (m *Metrics) ObserveRoute(method, route string, status int, d time.Duration) {
 	sh := &m.shards[0]
 	if m.mask != 0 {
 		sh = &m.shards[rand.Uint32()&m.mask]
 	}
-	sh.requests[methodIndex(method)*nStatus+statusSlot(status)].Add(1)
+	if i := m.seriesIndex(seriesKey{route: route, method: uint8(methodIndex(method)), status: uint8(statusSlot(status))}); i >= 0 {
+		sh.chunks[i/chunkSize].Load()[i%chunkSize].Add(1)
+	}
 	ns := d.Nanoseconds()
 	b := len(m.nanos)
 	for i, bound := range m.nanos { // few buckets: a linear scan beats a binary search
@@ -234,13 +337,14 @@ func (m *Metrics) Handler(s *celeris.Server) celeris.HandlerFunc {
 
 // Expose appends the exposition to buf, with s's gauges when s is not nil.
 func (m *Metrics) Expose(buf *bytes.Buffer, s *celeris.Server) {
-	requests := make([]uint64, nMethods*nStatus)
+	reg := m.series.Load()
+	requests := make([]uint64, len(reg.keys))
 	buckets := make([]uint64, len(m.bounds)+1)
 	var sum uint64
 	for i := range m.shards {
 		sh := &m.shards[i]
 		for j := range requests {
-			requests[j] += sh.requests[j].Load()
+			requests[j] += sh.chunks[j/chunkSize].Load()[j%chunkSize].Load()
 		}
 		for j := range buckets {
 			buckets[j] += sh.buckets[j].Load()
@@ -248,29 +352,32 @@ func (m *Metrics) Expose(buf *bytes.Buffer, s *celeris.Server) {
 		sum += sh.sumNanos.Load()
 	}
 
-	buf.WriteString("# HELP celeris_http_requests_total Requests served, by method and status.\n")
+	buf.WriteString("# HELP celeris_http_requests_total Requests served, by method, route pattern and status.\n")
 	buf.WriteString("# TYPE celeris_http_requests_total counter\n")
 	type series struct {
-		method, status string
-		n              uint64
+		method, route, status string
+		n                     uint64
 	}
 	var rows []series
-	for mi := range nMethods {
-		for si := range nStatus {
-			if n := requests[mi*nStatus+si]; n != 0 {
-				rows = append(rows, series{methods[mi], statusLabels[si], n})
-			}
+	for j, k := range reg.keys {
+		if n := requests[j]; n != 0 {
+			rows = append(rows, series{methods[k.method], k.route, statusLabels[k.status], n})
 		}
 	}
 	sort.Slice(rows, func(i, j int) bool {
 		if rows[i].method != rows[j].method {
 			return rows[i].method < rows[j].method
 		}
+		if rows[i].route != rows[j].route {
+			return rows[i].route < rows[j].route
+		}
 		return rows[i].status < rows[j].status
 	})
 	for _, r := range rows {
 		buf.WriteString(`celeris_http_requests_total{method="`)
 		buf.WriteString(r.method)
+		buf.WriteString(`",route="`)
+		buf.WriteString(escapeLabel(r.route))
 		buf.WriteString(`",status="`)
 		buf.WriteString(r.status)
 		buf.WriteString(`"} `)
@@ -298,6 +405,9 @@ func (m *Metrics) Expose(buf *bytes.Buffer, s *celeris.Server) {
 	buf.WriteString(strconv.FormatUint(cum, 10))
 	buf.WriteByte('\n')
 
+	if m.runtime {
+		exposeRuntime(buf)
+	}
 	if s == nil {
 		return
 	}
@@ -334,4 +444,13 @@ func gauge(buf *bytes.Buffer, name, help string, v int64) {
 	buf.WriteByte(' ')
 	buf.WriteString(strconv.FormatInt(v, 10))
 	buf.WriteByte('\n')
+}
+
+// escapeLabel escapes a label value (backslash, double quote, newline).
+func escapeLabel(v string) string {
+	if !strings.ContainsAny(v, "\\\"\n") {
+		return v
+	}
+	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
+	return r.Replace(v)
 }

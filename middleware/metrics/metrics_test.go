@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"math"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -104,12 +105,14 @@ func TestMetrics(t *testing.T) {
 		}
 	}
 	wantCounts := map[string]float64{
-		`celeris_http_requests_total{method="GET",status="200"}`:   4,
-		`celeris_http_requests_total{method="POST",status="201"}`:  2,
-		`celeris_http_requests_total{method="GET",status="404"}`:   1,
-		`celeris_http_requests_total{method="GET",status="503"}`:   1,
-		`celeris_http_requests_total{method="GET",status="2xx"}`:   1,
-		`celeris_http_requests_total{method="OTHER",status="204"}`: 2,
+		// route is the pattern, "unmatched" for a 404 (issue #17).
+		`celeris_http_requests_total{method="GET",route="/ok",status="200"}`:          3,
+		`celeris_http_requests_total{method="GET",route="/slow",status="200"}`:        1,
+		`celeris_http_requests_total{method="POST",route="/items",status="201"}`:      2,
+		`celeris_http_requests_total{method="GET",route="unmatched",status="404"}`:    1,
+		`celeris_http_requests_total{method="GET",route="/unavailable",status="503"}`: 1,
+		`celeris_http_requests_total{method="GET",route="/odd",status="2xx"}`:         1,
+		`celeris_http_requests_total{method="OTHER",route="/cache",status="204"}`:     2,
 	}
 	var total float64
 	for k, v := range e.samples {
@@ -174,15 +177,15 @@ func TestObserveLabels(t *testing.T) {
 	m.Expose(&buf, nil)
 	e := parse(t, buf.String())
 	for k, v := range map[string]float64{
-		`celeris_http_requests_total{method="GET",status="200"}`:      1,
-		`celeris_http_requests_total{method="OTHER",status="418"}`:    1,
-		`celeris_http_requests_total{method="OTHER",status="other"}`:  1,
-		`celeris_http_requests_total{method="DELETE",status="other"}`: 1,
-		`celeris_http_requests_total{method="PATCH",status="422"}`:    1,
-		`celeris_http_request_duration_seconds_bucket{le="0.1"}`:      1,
-		`celeris_http_request_duration_seconds_bucket{le="1"}`:        4,
-		`celeris_http_request_duration_seconds_bucket{le="+Inf"}`:     5,
-		`celeris_http_request_duration_seconds_sum`:                   5.05,
+		`celeris_http_requests_total{method="GET",route="",status="200"}`:      1,
+		`celeris_http_requests_total{method="OTHER",route="",status="418"}`:    1,
+		`celeris_http_requests_total{method="OTHER",route="",status="other"}`:  1,
+		`celeris_http_requests_total{method="DELETE",route="",status="other"}`: 1,
+		`celeris_http_requests_total{method="PATCH",route="",status="422"}`:    1,
+		`celeris_http_request_duration_seconds_bucket{le="0.1"}`:               1,
+		`celeris_http_request_duration_seconds_bucket{le="1"}`:                 4,
+		`celeris_http_request_duration_seconds_bucket{le="+Inf"}`:              5,
+		`celeris_http_request_duration_seconds_sum`:                            5.05,
 	} {
 		if got, ok := e.samples[k]; !ok || math.Abs(got-v) > 1e-9 {
 			t.Errorf("%s = %v (present %v), want %v", k, got, ok, v)
@@ -220,10 +223,59 @@ func TestMetricsRecordErrorHandlerStatus(t *testing.T) {
 	}
 	_, body := mwtest.Get(t, client, "http://"+addr+"/metrics", nil)
 	e := parse(t, body)
-	if got := e.samples[`celeris_http_requests_total{method="GET",status="422"}`]; got != 1 {
+	if got := e.samples[`celeris_http_requests_total{method="GET",route="/invalid",status="422"}`]; got != 1 {
 		t.Errorf("422 counted %v times, want 1:\n%s", got, body)
 	}
-	if got := e.samples[`celeris_http_requests_total{method="GET",status="500"}`]; got != 0 {
+	if got := e.samples[`celeris_http_requests_total{method="GET",route="/invalid",status="500"}`]; got != 0 {
 		t.Errorf("500 counted %v times, want 0", got)
+	}
+}
+
+func TestRouteLabelBounded(t *testing.T) {
+	m := metrics.New(metrics.Config{MaxRoutes: 2})
+	m.ObserveRoute("GET", "/a/:id", 200, time.Millisecond)
+	m.ObserveRoute("GET", "/b", 200, time.Millisecond)
+	m.ObserveRoute("GET", "/c", 200, time.Millisecond) // a third pattern
+	m.ObserveRoute("GET", "/d", 200, time.Millisecond)
+	m.ObserveRoute("GET", "/a/:id", 200, time.Millisecond)
+	m.ObserveRoute("GET", `/q"\`, 200, time.Millisecond)
+	var buf bytes.Buffer
+	m.Expose(&buf, nil)
+	e := parse(t, buf.String())
+	for k, v := range map[string]float64{
+		`celeris_http_requests_total{method="GET",route="/a/:id",status="200"}`: 2,
+		`celeris_http_requests_total{method="GET",route="/b",status="200"}`:     1,
+		`celeris_http_requests_total{method="GET",route="other",status="200"}`:  3,
+	} {
+		if got := e.samples[k]; got != v {
+			t.Errorf("%s = %v, want %v\n%s", k, got, v, buf.String())
+		}
+	}
+}
+
+func TestRuntimeMetrics(t *testing.T) {
+	runtime.GC()
+	var buf bytes.Buffer
+	metrics.New(metrics.Config{}).Expose(&buf, nil)
+	if strings.Contains(buf.String(), "celeris_go_") {
+		t.Fatal("runtime series without RuntimeMetrics")
+	}
+	buf.Reset()
+	metrics.New(metrics.Config{RuntimeMetrics: true}).Expose(&buf, nil)
+	e := parse(t, buf.String())
+	for name, typ := range map[string]string{
+		"celeris_go_goroutines":         "gauge",
+		"celeris_go_heap_objects_bytes": "gauge",
+		"celeris_go_gc_cycles_total":    "counter",
+		"celeris_go_gc_pause_seconds":   "histogram",
+	} {
+		if e.typ[name] != typ {
+			t.Errorf("%s: TYPE %q", name, e.typ[name])
+		}
+	}
+	if e.samples["celeris_go_goroutines"] < 1 || e.samples["celeris_go_heap_objects_bytes"] <= 0 ||
+		e.samples["celeris_go_gc_cycles_total"] < 1 || e.samples["celeris_go_gc_pause_seconds_count"] < 1 ||
+		e.samples[`celeris_go_gc_pause_seconds_bucket{le="+Inf"}`] != e.samples["celeris_go_gc_pause_seconds_count"] {
+		t.Errorf("runtime samples:\n%s", buf.String())
 	}
 }
