@@ -73,6 +73,9 @@ func (s *Server) newEngines(certFile, keyFile string, tlsOnly bool) error {
 	}
 	if !tlsOnly {
 		kind := s.cfg.Engine
+		if s.listener != nil {
+			kind = EngineStd // StartListener: only the std engine adopts a listener
+		}
 		if kind == EngineAuto {
 			kind = EngineStd
 			if gnetAvailable && runtime.GOOS == "linux" {
@@ -112,8 +115,13 @@ func (s *Server) newEngines(certFile, keyFile string, tlsOnly bool) error {
 
 // newStdEngine builds a std engine on addr; tc nil means plaintext.
 func (s *Server) newStdEngine(addr string, p protocols, tc *tls.Config) servingEngine {
+	var ln net.Listener
+	if tc == nil && addr == s.cfg.Addr {
+		ln = s.listener // StartListener's, for the plaintext engine
+	}
 	return stdengine.New(stdengine.Config{
 		Addr:              addr,
+		Listener:          ln,
 		ReusePort:         s.cfg.ReusePort,
 		TLSConfig:         tc,
 		HandshakeTimeout:  s.cfg.TLSHandshakeTimeout,

@@ -167,22 +167,25 @@ func (s *Server) Routes() []RouteInfo {
 	return out
 }
 
-// ErrListenerNotSupported: StartListener was given a listener the engine cannot
-// serve.
+// ErrListenerNotSupported: StartListener was asked to serve a listener with the
+// gnet engine (Config.Engine EngineGnet).
 var ErrListenerNotSupported = errors.New("celeris: serving on a provided net.Listener needs the std engine; the gnet engine opens its own listener")
 
 // StartListener serves on a listener the caller opened (systemd socket
-// activation, a test's listener) instead of listening on Config.Addr.
-//
-// The gnet engine cannot: gnet v2.10 has no option to adopt an existing
-// listening socket (gnet.Run takes an address and binds it itself), and binding
-// the same address again beside the caller's socket would split connections
-// between them. StartListener therefore returns ErrListenerNotSupported (and
-// leaves ln open) until the std engine (net.Listener + crypto/tls) is
-// available to serve it; that engine's hook is to take ln here.
+// activation, a test's listener) instead of listening on Config.Addr, as
+// http.Server.Serve does. It runs the std engine on ln (EngineAuto picks it):
+// gnet v2.10 has no way to adopt an existing listening socket (gnet.Run binds the
+// address itself), so Config.Engine EngineGnet gets ErrListenerNotSupported. A
+// Config.TLSAddr is served beside it as with Start. Shutdown closes ln.
 func (s *Server) StartListener(ln net.Listener) error {
 	if ln == nil {
 		return errors.New("celeris: StartListener of a nil listener")
 	}
-	return ErrListenerNotSupported
+	if s.cfg.Engine == EngineGnet {
+		return ErrListenerNotSupported
+	}
+	s.mu.Lock()
+	s.listener = ln
+	s.mu.Unlock()
+	return s.start("", "", false)
 }

@@ -1,9 +1,14 @@
 package celeris
 
 import (
+	"context"
 	"errors"
+	"io"
 	"net"
+	"net/http"
+	"strings"
 	"testing"
+	"time"
 )
 
 func TestRedirectFixedPath(t *testing.T) {
@@ -101,13 +106,52 @@ func TestNamedRoutes(t *testing.T) {
 	s.POST("/x", h).Name("todo")
 }
 
-func TestStartListenerNeedsStdEngine(t *testing.T) {
+// TestStartListener: a server serves a listener the caller opened (as
+// http.Server.Serve), over HTTP/1.1 and h2c, on the std engine; Shutdown closes
+// it. The gnet engine cannot adopt a listener and says so.
+func TestStartListener(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	if err := New(Config{}).StartListener(ln); !errors.Is(err, ErrListenerNotSupported) {
-		t.Fatalf("StartListener = %v", err)
+	s := New(Config{})
+	s.GET("/hello", func(c *Context) error { return c.String(200, "hello "+c.Proto()) })
+	errc := make(chan error, 1)
+	go func() { errc <- s.StartListener(ln) }()
+	select {
+	case <-s.Ready():
+	case err := <-errc:
+		t.Fatal(err)
+	}
+	forEachProto(t, func(t *testing.T, cl *http.Client, proto string) {
+		resp, err := cl.Get("http://" + ln.Addr().String() + "/hello")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.HasPrefix(string(b), "hello HTTP/") {
+			t.Fatalf("%d %q", resp.StatusCode, b)
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := s.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		t.Fatal(err)
+	}
+	if c, err := net.Dial("tcp", ln.Addr().String()); err == nil {
+		c.Close()
+		t.Fatal("the listener still accepts after Shutdown")
+	}
+	ln2, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln2.Close()
+	if err := New(Config{Engine: EngineGnet}).StartListener(ln2); !errors.Is(err, ErrListenerNotSupported) {
+		t.Fatalf("StartListener on gnet = %v", err)
 	}
 }

@@ -127,11 +127,14 @@ type Server struct {
 	logger *slog.Logger
 	pool   *work.Pool
 	eng    servingEngine // serves Config.Addr
-	tlsEng servingEngine // serves Config.TLSAddr
-	h1tls  h1.ServerConfig
-	h1cfg  h1.ServerConfig
-	h2cfg  h2.Config
-	ctxs   sync.Pool
+	// listener is StartListener's (guarded by mu): the std engine serves it
+	// instead of listening on Config.Addr.
+	listener net.Listener
+	tlsEng   servingEngine // serves Config.TLSAddr
+	h1tls    h1.ServerConfig
+	h1cfg    h1.ServerConfig
+	h2cfg    h2.Config
+	ctxs     sync.Pool
 
 	routes                []*Route
 	names                 map[string]*Route // named routes (routing.go)

@@ -52,8 +52,12 @@ var ErrStopped = errors.New("stdengine: stopped")
 // Config configures an Engine. The protocol factories mean what they mean for the
 // gnet engine (internal/engine.Config).
 type Config struct {
-	Addr      string // host:port
-	ReusePort bool   // SO_REUSEPORT on the listener (not on Windows)
+	Addr string // host:port
+	// Listener, when set, is served instead of listening on Addr (a listener
+	// the application opened: systemd socket activation, tests). The engine
+	// closes it when it stops.
+	Listener  net.Listener
+	ReusePort bool // SO_REUSEPORT on the listener (not on Windows)
 	// TLSConfig, when set, makes every connection TLS: the handshake runs first,
 	// and the protocol is chosen by ALPN ("h2": HTTP/2 at once, anything else:
 	// HTTP/1.1); Upgrade and the preface sniffing are not used. The config must
