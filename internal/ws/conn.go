@@ -36,9 +36,10 @@ import (
 
 // Limits of one connection's queues.
 const (
-	outHigh = 4 << 20 // output queued (Conn and engine) past which writers block
-	inHigh  = 1 << 20 // queued message bytes past which input is left unread
-	keepBuf = 4 << 10 // message buffers up to this size are reused
+	outHigh = 4 << 20  // output queued (Conn and engine) past which writers block
+	inHigh  = 1 << 20  // queued message bytes past which input is left unread
+	keepBuf = 4 << 10  // message buffers up to this size are reused
+	keepBig = 64 << 10 // one larger buffer, up to this size, is kept for the next large message
 
 	// closeTimeout bounds the wait for the client's close frame after the
 	// server sent its own (RFC 6455 §7.1.1: the server closes the TCP connection
@@ -131,6 +132,7 @@ type Conn struct {
 	qhead   int       // guarded by mu
 	queued  int       // guarded by mu: bytes in queue
 	free    [][]byte  // guarded by mu: small message buffers to reuse
+	bigFree []byte    // guarded by mu: one large message buffer to reuse (keepBig)
 	out     []byte    // guarded by mu: frames written by the application
 	spare   []byte    // guarded by mu: out's other buffer
 	held    int       // guarded by mu: the engine's outbound after the last flush
@@ -230,21 +232,23 @@ func (c *Conn) Message(op Opcode, p []byte, comp bool) error {
 		return nil // after our close frame, data is read and dropped (§5.5.1)
 	}
 	var buf []byte
-	if n := len(c.free); n > 0 && len(p) <= keepBuf {
-		buf = c.free[n-1][:0]
+	switch n := len(c.free); {
+	case len(p) > keepBuf && len(c.rd.msg) == len(p) && &c.rd.msg[0] == &p[0]:
+		// A large message: the reader's buffer is handed over, not copied, and
+		// the reader goes on in the large buffer the application gave back last.
+		buf = p
+		c.rd.msg, c.bigFree = c.bigFree, nil
+	case n > 0 && len(p) <= keepBuf:
+		buf = append(c.free[n-1][:0], p...)
 		c.free = c.free[:n-1]
-	} else {
-		buf = make([]byte, 0, max(len(p), 64))
+	default:
+		buf = append(make([]byte, 0, max(len(p), 64)), p...)
 	}
-	buf = append(buf, p...)
 	c.queue = append(c.queue, message{op: op, comp: comp, buf: buf})
 	c.queued += len(buf)
 	c.schedule()
 	c.cond.Broadcast()
 	c.mu.Unlock()
-	if cap(c.rd.msg) > keepBuf {
-		c.rd.msg = nil // a large message's buffer is not kept for an idle connection
-	}
 	return nil
 }
 
@@ -342,7 +346,9 @@ func (c *Conn) OnWake() error {
 	c.closeReq = nil
 	c.mu.Unlock()
 	if len(out) > 0 && !c.closeSent {
-		c.t.Write(out)
+		// Handed over, not copied (the engine keeps it as its batch when that is
+		// empty, and gives its old buffer back).
+		out = httpmsg.WriteOwned(c.t, out)
 	}
 	if cap(out) <= 64<<10 {
 		c.mu.Lock()
@@ -529,14 +535,25 @@ func (c *Conn) pop() message {
 
 // recycle keeps a small message buffer for reuse.
 func (c *Conn) recycle(b []byte) {
-	if cap(b) > keepBuf {
+	if cap(b) > keepBig {
 		return
 	}
 	c.mu.Lock()
-	if len(c.free) < 4 {
-		c.free = append(c.free, b)
-	}
+	c.keep(b)
 	c.mu.Unlock()
+}
+
+// keep holds b for a later message (mu held): up to 4 small buffers, and one
+// large one (up to keepBig) for the reader's next large message.
+func (c *Conn) keep(b []byte) {
+	switch {
+	case cap(b) <= keepBuf:
+		if len(c.free) < 4 {
+			c.free = append(c.free, b)
+		}
+	case cap(b) <= keepBig && c.bigFree == nil:
+		c.bigFree = b[:0]
+	}
 }
 
 // ReadMessage waits for the next message (blocking handlers only). The payload is
@@ -546,11 +563,8 @@ func (c *Conn) ReadMessage() (Opcode, []byte, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.current != nil {
-		b := c.current
+		c.keep(c.current)
 		c.current = nil
-		if cap(b) <= keepBuf && len(c.free) < 4 {
-			c.free = append(c.free, b)
-		}
 	}
 	for c.qhead == len(c.queue) {
 		switch {
