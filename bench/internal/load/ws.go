@@ -40,6 +40,7 @@ type WSPool struct {
 	n     int
 
 	stopped  atomic.Bool
+	going    atomic.Bool // Grow has dialled everything: connections send
 	failed   atomic.Int64
 	answered atomic.Int64 // connections that completed at least one round trip
 	firstErr atomic.Pointer[error]

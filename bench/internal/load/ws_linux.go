@@ -35,6 +35,7 @@ type wsLoop struct {
 	free  []int32      // free slots
 	buf   []byte       // read buffer, shared by the loop's connections
 	done  chan struct{}
+	going bool // the connections registered so far have sent their first message
 }
 
 func (p *WSPool) start(n int) {
@@ -100,6 +101,10 @@ func (p *WSPool) Grow(n int) {
 	close(ids)
 	wg.Wait()
 	p.n = n
+	// Only now do the connections start sending (each loop sends the first
+	// messages at its next turn): echo traffic would slow the handshakes of
+	// the connections still being dialled down to a crawl.
+	p.going.Store(true)
 }
 
 // Stop ends every loop; each closes its connections with a reset (no
@@ -202,6 +207,14 @@ func (l *wsLoop) run() {
 	events := make([]unix.EpollEvent, 512)
 	for !l.p.stopped.Load() {
 		l.register()
+		if !l.going && l.p.going.Load() {
+			l.going = true
+			for slot, c := range l.conns {
+				if c != nil {
+					l.send(int32(slot), c)
+				}
+			}
+		}
 		n, err := unix.EpollWait(l.epfd, events, wsPollTimeout)
 		if err != nil {
 			if errors.Is(err, unix.EINTR) {
@@ -228,8 +241,8 @@ func (l *wsLoop) run() {
 	}
 }
 
-// register adds the connections dialled since the last look and sends each
-// its first message.
+// register adds the connections dialled since the last look; once the pool
+// is going, each sends its first message at once.
 func (l *wsLoop) register() {
 	for {
 		select {
@@ -248,7 +261,9 @@ func (l *wsLoop) register() {
 				l.drop(slot, c, fmt.Errorf("epoll_ctl: %w", err))
 				continue
 			}
-			l.send(slot, c)
+			if l.going {
+				l.send(slot, c)
+			}
 		default:
 			return
 		}
