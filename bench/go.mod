@@ -3,8 +3,8 @@ module github.com/celeris-dev/celeris/bench
 go 1.26.0
 
 // The suite builds cmd/demo inside the root module (with the root go.mod); this
-// require keeps the root module in the graph for the replace below.
-// `go mod tidy` drops it (nothing here imports the root package): add it back.
+// require keeps the root module in the graph for the replace below. cmd/peer
+// imports it too (celeris-blocking, a WebSocket peer), so `go mod tidy` keeps it.
 require github.com/celeris-dev/celeris v0.0.0-00010101000000-000000000000
 
 require (
