@@ -3,18 +3,24 @@ module github.com/celeris-dev/celeris/bench
 go 1.26.0
 
 // The suite builds cmd/demo inside the root module (with the root go.mod); this
-// require keeps the root module in the graph for the replace below.
-// `go mod tidy` drops it (nothing here imports the root package): add it back.
+// require keeps the root module in the graph for the replace below. cmd/peer
+// imports it too (celeris-blocking, a WebSocket peer), so `go mod tidy` keeps it.
 require github.com/celeris-dev/celeris v0.0.0-00010101000000-000000000000
 
 require (
 	github.com/HdrHistogram/hdrhistogram-go v1.1.2
+	github.com/coder/websocket v1.8.14
+	github.com/fasthttp/websocket v1.5.12
 	github.com/gin-gonic/gin v1.11.0
 	github.com/go-chi/chi/v5 v5.2.3
+	github.com/gobwas/ws v1.5.0
 	github.com/gofiber/fiber/v3 v3.1.0
+	github.com/gorilla/websocket v1.5.3
 	github.com/labstack/echo/v4 v4.13.4
+	github.com/panjf2000/gnet/v2 v2.10.0
 	github.com/valyala/fasthttp v1.74.0
 	golang.org/x/net v0.62.0
+	golang.org/x/sys v0.49.0
 )
 
 require (
@@ -26,6 +32,7 @@ require (
 	github.com/go-playground/locales v0.14.1 // indirect
 	github.com/go-playground/universal-translator v0.18.1 // indirect
 	github.com/go-playground/validator/v10 v10.27.0 // indirect
+	github.com/gobwas/httphead v0.1.0 // indirect
 	github.com/goccy/go-json v0.10.2 // indirect
 	github.com/goccy/go-yaml v1.18.0 // indirect
 	github.com/gofiber/schema v1.7.0 // indirect
@@ -42,11 +49,11 @@ require (
 	github.com/modern-go/reflect2 v1.0.2 // indirect
 	github.com/molecule-man/go-brrr v1.0.1 // indirect
 	github.com/panjf2000/ants/v2 v2.12.1 // indirect
-	github.com/panjf2000/gnet/v2 v2.10.0 // indirect
 	github.com/pelletier/go-toml/v2 v2.2.4 // indirect
 	github.com/philhofer/fwd v1.2.0 // indirect
 	github.com/quic-go/qpack v0.5.1 // indirect
 	github.com/quic-go/quic-go v0.54.0 // indirect
+	github.com/savsgio/gotils v0.0.0-20240704082632-aef3928b8a38 // indirect
 	github.com/tinylib/msgp v1.6.3 // indirect
 	github.com/twitchyliquid64/golang-asm v0.15.1 // indirect
 	github.com/ugorji/go/codec v1.3.0 // indirect
@@ -59,7 +66,6 @@ require (
 	golang.org/x/crypto v0.58.0 // indirect
 	golang.org/x/mod v0.41.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
-	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
 	golang.org/x/tools v0.51.0 // indirect
 	google.golang.org/protobuf v1.36.9 // indirect

@@ -3,6 +3,9 @@
 //
 //	peer -framework gin -addr 127.0.0.1:9000 [-cpuprofile FILE] [-memprofile FILE]
 //
+// The WebSocket peers (gorilla, coder, gobwas, fasthttp-ws, celeris-blocking)
+// serve GET /ws/echo, an echo of every message; see ws.go.
+//
 // Routes (identical answers in every framework):
 //
 //	GET  /bench                    200 text/plain "OK"
@@ -42,10 +45,23 @@ var frameworks = map[string]func() server{
 	"chi":      func() server { return newStdServer(chiHandler()) },
 	"fasthttp": newFasthttpServer,
 	"fiber":    newFiberServer,
+	// WebSocket echo peers (ws.go).
+	"gorilla":          func() server { return newStdServer(gorillaHandler()) },
+	"coder":            func() server { return newStdServer(coderHandler()) },
+	"gobwas":           newGobwasServer,
+	"fasthttp-ws":      newFastwsServer,
+	"celeris-blocking": newCelerisBlocking,
+}
+
+// addrServer is a server that binds its address itself (Celeris: gnet
+// listens); run calls listenAndServe instead of serve.
+type addrServer interface {
+	server
+	listenAndServe(addr string) error
 }
 
 func main() {
-	name := flag.String("framework", "nethttp", "framework: nethttp, gin, echo, chi, fasthttp or fiber")
+	name := flag.String("framework", "nethttp", "framework: nethttp, gin, echo, chi, fasthttp, fiber; WebSocket: gorilla, coder, gobwas, fasthttp-ws, celeris-blocking")
 	addr := flag.String("addr", "127.0.0.1:8080", "listen address")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile to this file on SIGTERM/SIGINT")
 	memProfile := flag.String("memprofile", "", "write a heap profile to this file on SIGTERM/SIGINT")
@@ -73,15 +89,20 @@ func run(srv server, name, addr, cpuProfile, memProfile string) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return err
-	}
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
 	errc := make(chan error, 1)
-	go func() { errc <- srv.serve(ln) }()
-	fmt.Fprintf(os.Stderr, "peer %s listening on %s (GOMAXPROCS=%d)\n", name, ln.Addr(), runtime.GOMAXPROCS(0))
+	if as, ok := srv.(addrServer); ok {
+		go func() { errc <- as.listenAndServe(addr) }()
+		fmt.Fprintf(os.Stderr, "peer %s serving %s (GOMAXPROCS=%d)\n", name, addr, runtime.GOMAXPROCS(0))
+	} else {
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			return err
+		}
+		go func() { errc <- srv.serve(ln) }()
+		fmt.Fprintf(os.Stderr, "peer %s listening on %s (GOMAXPROCS=%d)\n", name, ln.Addr(), runtime.GOMAXPROCS(0))
+	}
 
 	select {
 	case err := <-errc:

@@ -2,6 +2,11 @@
 // (peer servers), the scenarios (one route each) and the protocols, with the
 // answer every peer must give so that all of them do the same work.
 //
+// HTTP scenarios run over h1 and h2c; WebSocket scenarios (an echo of one
+// message size on GET /ws/echo, or idle connections) run over ws only. A
+// framework takes part in a protocol's tables when it is Relevant to it: the
+// HTTP frameworks in h1 and h2c, the WebSocket ones in ws (celeris in both).
+//
 // It is the single list the CLI validates against, the suite iterates over
 // and the smoke test checks; it has no I/O.
 package catalog
@@ -15,10 +20,15 @@ import (
 const (
 	H1  = "h1"
 	H2C = "h2c"
+	// WS is WebSocket (RFC 6455) over HTTP/1.1: GET /ws/echo, binary messages.
+	WS = "ws"
 )
 
 // Protocols lists every protocol in report order.
-var Protocols = []string{H1, H2C}
+var Protocols = []string{H1, H2C, WS}
+
+// WSPath is the echo route every WebSocket peer serves.
+const WSPath = "/ws/echo"
 
 // Framework is one peer server.
 type Framework struct {
@@ -30,12 +40,17 @@ type Framework struct {
 	Demo bool
 	// Inline passes -inline to the demo (handlers run on the event loop).
 	Inline bool
+	// WS reports whether the peer serves the WebSocket echo on WSPath.
+	WS bool
+	// WSOnly marks a WebSocket peer: it serves GET /bench (for the readiness
+	// probe) and WSPath, and is measured over ws only.
+	WSOnly bool
 }
 
 // Frameworks lists every framework in report order; celeris comes first
 // because the reports' ratios are relative to it.
 var Frameworks = []Framework{
-	{Name: "celeris", H2C: true, Demo: true},
+	{Name: "celeris", H2C: true, Demo: true, WS: true},
 	{Name: "celeris-inline", H2C: true, Demo: true, Inline: true},
 	{Name: "nethttp", H2C: true},
 	{Name: "gin", H2C: true},
@@ -43,6 +58,14 @@ var Frameworks = []Framework{
 	{Name: "chi", H2C: true},
 	{Name: "fasthttp"},
 	{Name: "fiber"},
+	// WebSocket peers (bench/cmd/peer). celeris above is the demo's /ws/echo
+	// (callbacks: no goroutine per connection); celeris-blocking is the same
+	// echo with websocket.Handler (a goroutine per connection, ReadMessage).
+	{Name: "celeris-blocking", WS: true, WSOnly: true},
+	{Name: "gorilla", WS: true, WSOnly: true},
+	{Name: "coder", WS: true, WSOnly: true},
+	{Name: "gobwas", WS: true, WSOnly: true},
+	{Name: "fasthttp-ws", WS: true, WSOnly: true},
 }
 
 // Baseline is the framework the reports' ratios divide by.
@@ -64,6 +87,13 @@ type Scenario struct {
 	// Want is the exact response body (WantLen is used when Want is empty).
 	Want    string
 	WantLen int
+	// Proto is WS for a WebSocket scenario ("" for HTTP: h1 and h2c).
+	Proto string
+	// MsgSize is a WebSocket echo's message size in bytes.
+	MsgSize int
+	// Idle: the WebSocket connections exchange one message each, then stay
+	// quiet while the server's memory is read.
+	Idle bool
 }
 
 // Scenarios lists every scenario in report order.
@@ -73,6 +103,27 @@ var Scenarios = []Scenario{
 	{Name: "params", Method: "GET", Path: "/users/42/posts/7", Want: "user=42 post=7"},
 	{Name: "upload", Method: "POST", Path: "/upload", BodySize: UploadSize, Want: strconv.Itoa(UploadSize)},
 	{Name: "download", Method: "GET", Path: "/download?size=" + strconv.Itoa(DownloadSize), WantLen: DownloadSize},
+	{Name: "ws64", Method: "GET", Path: WSPath, Proto: WS, MsgSize: 64},
+	{Name: "ws16k", Method: "GET", Path: WSPath, Proto: WS, MsgSize: 16 << 10},
+	{Name: "wsidle", Method: "GET", Path: WSPath, Proto: WS, MsgSize: 64, Idle: true},
+}
+
+// For reports whether the scenario runs over proto.
+func (s Scenario) For(proto string) bool {
+	if s.Proto == WS {
+		return proto == WS
+	}
+	return proto != WS
+}
+
+// Message returns a WebSocket scenario's message (fresh bytes, a repeating
+// alphabet so that an echo that shifts or drops bytes is noticed).
+func (s Scenario) Message() []byte {
+	b := make([]byte, s.MsgSize)
+	for i := range b {
+		b[i] = 'a' + byte(i%26)
+	}
+	return b
 }
 
 // Body returns the scenario's request body (nil when it has none). The bytes
@@ -131,7 +182,25 @@ func LookupScenario(name string) (Scenario, bool) {
 
 // Supports reports whether the framework speaks the protocol.
 func (f Framework) Supports(proto string) bool {
-	return proto == H1 || (proto == H2C && f.H2C)
+	switch proto {
+	case H1:
+		return !f.WSOnly
+	case H2C:
+		return f.H2C
+	case WS:
+		return f.WS
+	}
+	return false
+}
+
+// Relevant reports whether the framework belongs in proto's tables: the
+// HTTP frameworks in h1 and h2c (a row says "skipped" where one lacks h2c),
+// the WebSocket frameworks in ws. Elsewhere it is not run and has no row.
+func (f Framework) Relevant(proto string) bool {
+	if proto == WS {
+		return f.WS
+	}
+	return !f.WSOnly
 }
 
 // FrameworkNames returns every framework name in report order.

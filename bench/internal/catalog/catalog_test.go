@@ -29,8 +29,13 @@ func TestScenarioCheck(t *testing.T) {
 func TestFrameworks(t *testing.T) {
 	for _, name := range FrameworkNames() {
 		f, ok := LookupFramework(name)
-		if !ok || !f.Supports(H1) {
-			t.Errorf("%s: lookup %v, h1 %v", name, ok, f.Supports(H1))
+		if !ok || f.Supports(H1) == f.WSOnly || f.Supports(WS) != f.WS {
+			t.Errorf("%s: lookup %v, h1 %v, ws %v", name, ok, f.Supports(H1), f.Supports(WS))
+		}
+		for _, proto := range Protocols {
+			if f.Supports(proto) && !f.Relevant(proto) {
+				t.Errorf("%s speaks %s but is not in its tables", name, proto)
+			}
 		}
 	}
 	if f, _ := LookupFramework("fiber"); f.Supports(H2C) {
@@ -41,5 +46,26 @@ func TestFrameworks(t *testing.T) {
 	}
 	if FrameworkNames()[0] != Baseline {
 		t.Errorf("the baseline %s is not listed first", Baseline)
+	}
+}
+
+func TestWSScenarios(t *testing.T) {
+	for _, sc := range Scenarios {
+		ws := sc.Proto == WS
+		if sc.For(WS) != ws || sc.For(H1) == ws || sc.For(H2C) == ws {
+			t.Errorf("%s: For(ws)=%v For(h1)=%v", sc.Name, sc.For(WS), sc.For(H1))
+		}
+		if ws && (sc.Path != WSPath || len(sc.Message()) != sc.MsgSize || sc.MsgSize == 0) {
+			t.Errorf("%s: path %s, message %d bytes", sc.Name, sc.Path, len(sc.Message()))
+		}
+	}
+	if c, _ := LookupFramework("celeris"); !c.Relevant(H1) || !c.Relevant(WS) {
+		t.Error("celeris is not in both the HTTP and the ws tables")
+	}
+	if g, _ := LookupFramework("gorilla"); g.Relevant(H1) || !g.Supports(WS) {
+		t.Error("gorilla is not a ws-only peer")
+	}
+	if g, _ := LookupFramework("gin"); g.Relevant(WS) {
+		t.Error("gin is in the ws tables")
 	}
 }

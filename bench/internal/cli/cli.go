@@ -36,9 +36,13 @@ type Config struct {
 	Conns      int
 	Streams    int
 	Pipeline   int
-	Duration   time.Duration
-	Warmup     time.Duration
-	Rounds     int
+	// WSConns are the connection counts of the WebSocket echo scenarios
+	// (each one a measurement); WSIdleConns is wsidle's.
+	WSConns     []int
+	WSIdleConns int
+	Duration    time.Duration
+	Warmup      time.Duration
+	Rounds      int
 	// ServerCPUs and LoaderCPUs are taskset lists; empty means no pinning.
 	ServerCPUs   string
 	LoaderCPUs   string
@@ -79,7 +83,8 @@ func Parse(args []string, stderr io.Writer) (*Config, error) {
 	var (
 		frameworks = fs.String("frameworks", strings.Join(catalog.FrameworkNames(), ","), "comma-separated frameworks, or all")
 		scenarios  = fs.String("scenarios", strings.Join(catalog.ScenarioNames(), ","), "comma-separated scenarios, or all")
-		protocols  = fs.String("protocols", "h1,h2c", "comma-separated protocols (h1, h2c), or all")
+		protocols  = fs.String("protocols", "h1,h2c", "comma-separated protocols (h1, h2c, ws), or all")
+		wsConns    = fs.String("ws-conns", "1,100,10000", "ws: comma-separated connection counts; each echo scenario is measured at each")
 		exclude    = fs.String("exclude", os.Getenv(ExcludeEnv), "comma-separated frameworks to leave out (default $"+ExcludeEnv+")")
 		c          = &Config{Args: append([]string(nil), args...)}
 	)
@@ -93,6 +98,7 @@ func Parse(args []string, stderr io.Writer) (*Config, error) {
 	fs.IntVar(&c.Conns, "conns", 16, "fixed: connections")
 	fs.IntVar(&c.Streams, "streams", 4, "h2c: concurrent streams (clients) per connection")
 	fs.IntVar(&c.Pipeline, "pipeline", 1, "h1: requests written at once per connection")
+	fs.IntVar(&c.WSIdleConns, "ws-idle-conns", 10000, "ws: idle connections of the wsidle scenario")
 	fs.DurationVar(&c.Duration, "duration", 10*time.Second, "fixed: measured time")
 	fs.DurationVar(&c.Warmup, "warmup", time.Second, "load before measuring, not counted")
 	fs.IntVar(&c.Rounds, "rounds", 1, "interleaved rounds; the report takes medians")
@@ -107,7 +113,7 @@ func Parse(args []string, stderr io.Writer) (*Config, error) {
 	fs.DurationVar(&c.ReadyTimeout, "ready-timeout", 15*time.Second, "how long a server may take to answer GET /bench")
 	fs.StringVar(&c.Progress, "progress", "auto", "live progress line: auto (on a terminal), on or off")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: go run ./cmd/bench [flags]\n\nframeworks: %s\nscenarios:  %s\nprotocols:  h1, h2c\n\nflags:\n",
+		fmt.Fprintf(stderr, "usage: go run ./cmd/bench [flags]\n\nframeworks: %s\nscenarios:  %s\nprotocols:  h1, h2c, ws\n\nflags:\n",
 			strings.Join(catalog.FrameworkNames(), ", "), strings.Join(catalog.ScenarioNames(), ", "))
 		fs.PrintDefaults()
 	}
@@ -120,7 +126,51 @@ func Parse(args []string, stderr io.Writer) (*Config, error) {
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q (flags only)", fs.Arg(0))
 	}
-	return c, c.resolve(*frameworks, *scenarios, *protocols, *exclude)
+	if err := c.resolve(*frameworks, *scenarios, *protocols, *exclude); err != nil {
+		return nil, err
+	}
+	wc, err := counts("-ws-conns", *wsConns)
+	if err != nil {
+		return nil, err
+	}
+	c.WSConns = wc
+	return c, c.anything()
+}
+
+// counts parses a comma-separated list of positive integers.
+func counts(flagName, list string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(list, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		n, err := strconv.Atoi(f)
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("%s: %q is not a count >= 1", flagName, f)
+		}
+		out = append(out, n)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: empty list", flagName)
+	}
+	return out, nil
+}
+
+// anything checks that some framework, scenario and protocol go together
+// (HTTP scenarios run over h1 and h2c, ws ones over ws; WebSocket peers
+// only over ws).
+func (c *Config) anything() error {
+	for _, p := range c.Protocols {
+		for _, sc := range c.Scenarios {
+			for _, f := range c.Frameworks {
+				if sc.For(p) && f.Relevant(p) {
+					return nil
+				}
+			}
+		}
+	}
+	return errors.New("nothing to measure: no framework, scenario and protocol go together " +
+		"(ws scenarios run over -protocols ws, the others over h1 and h2c; the WebSocket peers speak ws only)")
 }
 
 // resolve turns the list flags into catalog entries and checks every value.
@@ -168,7 +218,7 @@ func (c *Config) resolve(frameworks, scenarios, protocols, exclude string) error
 	}{
 		{"-start", c.Rampup.Start, 1}, {"-step", c.Rampup.Step, 1}, {"-max-clients", c.Rampup.MaxClients, 0},
 		{"-conns", c.Conns, 1}, {"-streams", c.Streams, 1}, {"-pipeline", c.Pipeline, 1},
-		{"-rounds", c.Rounds, 1}, {"-server-procs", c.ServerProcs, 1},
+		{"-rounds", c.Rounds, 1}, {"-server-procs", c.ServerProcs, 1}, {"-ws-idle-conns", c.WSIdleConns, 1},
 	} {
 		if chk.v < chk.min {
 			return fmt.Errorf("%s: %d is out of range (must be >= %d)", chk.name, chk.v, chk.min)

@@ -1,10 +1,13 @@
 package cli
 
 import (
+	"fmt"
 	"io"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/celeris-dev/celeris/bench/internal/catalog"
 )
 
 func TestParseDefaults(t *testing.T) {
@@ -13,12 +16,15 @@ func TestParseDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(c.Frameworks) != 8 || len(c.Scenarios) != 5 || len(c.Protocols) != 2 {
+	if len(c.Frameworks) != len(catalog.Frameworks) || len(c.Scenarios) != len(catalog.Scenarios) || len(c.Protocols) != 2 {
 		t.Fatalf("defaults: %d frameworks, %d scenarios, %d protocols", len(c.Frameworks), len(c.Scenarios), len(c.Protocols))
 	}
 	if c.Mode != "rampup" || c.Rampup.Start != 4 || c.Rampup.Step != 4 || c.Rampup.Interval != 100*time.Millisecond ||
 		c.Rampup.P95Limit != 150*time.Millisecond || c.Rampup.MaxDuration != 15*time.Second {
 		t.Fatalf("rampup defaults: %s %+v", c.Mode, c.Rampup)
+	}
+	if fmt.Sprint(c.WSConns) != "[1 100 10000]" || c.WSIdleConns != 10000 {
+		t.Fatalf("ws defaults: %v, idle %d", c.WSConns, c.WSIdleConns)
 	}
 	if c.ServerProcs != 1 || c.Warmup != time.Second || c.Rounds != 1 {
 		t.Fatalf("defaults: procs %d warmup %v rounds %d", c.ServerProcs, c.Warmup, c.Rounds)
@@ -36,7 +42,7 @@ func TestParseLists(t *testing.T) {
 		got = append(got, f.Name)
 	}
 	// Catalog order, no repeats, the flag's exclusions (it replaces the env's).
-	if want := "celeris,celeris-inline,nethttp,echo,fasthttp,fiber"; strings.Join(got, ",") != want {
+	if want := "celeris,celeris-inline,nethttp,echo,fasthttp,fiber,celeris-blocking,gorilla,coder,gobwas,fasthttp-ws"; strings.Join(got, ",") != want {
 		t.Fatalf("frameworks = %v, want %s", got, want)
 	}
 	if c.Scenarios[0].Path != "/json" || len(c.Scenarios) != 1 || c.Protocols[0] != "h2c" {
@@ -72,6 +78,11 @@ func TestParseErrors(t *testing.T) {
 		{args: "extra", want: `unexpected argument "extra"`},
 		{args: "-no-such-flag", want: "flag provided but not defined"},
 		{args: "-conns x", want: "invalid value"},
+		{args: "-ws-conns 1,0", want: "-ws-conns: \"0\" is not a count"},
+		{args: "-ws-conns ,", want: "-ws-conns: empty list"},
+		{args: "-ws-idle-conns 0", want: "-ws-idle-conns: 0 is out of range"},
+		{args: "-frameworks gorilla -protocols h1", want: "nothing to measure"},
+		{args: "-scenarios ws64 -protocols h1,h2c", want: "nothing to measure"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.args, func(t *testing.T) {
@@ -83,5 +94,16 @@ func TestParseErrors(t *testing.T) {
 	}
 	if _, err := Parse([]string{"-h"}, io.Discard); err != ErrHelp {
 		t.Fatalf("-h: err = %v, want ErrHelp", err)
+	}
+}
+
+func TestParseWS(t *testing.T) {
+	t.Setenv(ExcludeEnv, "")
+	c, err := Parse(strings.Fields("-protocols ws -scenarios ws64,ws16k -frameworks celeris,gorilla -ws-conns 2,50"), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(c.WSConns) != "[2 50]" || len(c.Scenarios) != 2 || c.Protocols[0] != catalog.WS {
+		t.Fatalf("ws config: %v %v %v", c.WSConns, c.Scenarios, c.Protocols)
 	}
 }

@@ -23,6 +23,9 @@ type Target struct {
 	Pipeline int
 	// Streams is how many clients share one HTTP/2 connection.
 	Streams int
+	// Message is what each WebSocket connection sends (binary) and expects
+	// back, on Path.
+	Message []byte
 }
 
 const (

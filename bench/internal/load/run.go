@@ -1,5 +1,6 @@
 // Package load is the load generator: a Pool of clients (HTTP/1.1 via
-// h1client, h2c via h2client) recording into a sharded HDR-histogram
+// h1client, h2c via h2client) or a WSPool of WebSocket echo connections
+// (wsclient frames on epoll loops), recording into a sharded HDR-histogram
 // Recorder, driven either for a fixed time at a fixed client count or by the
 // rampup Controller, which adds clients interval by interval until the p95
 // latency breaks a limit.
@@ -83,7 +84,17 @@ func (o *Options) fixedClients() int {
 // Run performs one measurement. It returns ctx's error if cancelled.
 func Run(ctx context.Context, o Options) (Result, error) {
 	rec := NewRecorder(runtime.GOMAXPROCS(0))
-	pool := NewPool(o.Target, rec)
+	var pool driver
+	var wsPool *WSPool
+	if o.Proto == catalog.WS {
+		// WebSocket: fixed mode only; Grow dials and upgrades every
+		// connection before the warm-up starts.
+		wsPool = NewWSPool(o.Target, rec, runtime.GOMAXPROCS(0), false)
+		pool = wsPool
+		o.Mode = ModeFixed
+	} else {
+		pool = NewPool(o.Target, rec)
+	}
 	var res Result
 	defer func() {
 		if !pool.Stop() {
@@ -118,6 +129,15 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		o.OnWindow(false)
 	}
 	cpu := procstat.SelfCPU() - cpu0
+	if wsPool != nil {
+		// A failed WebSocket connection is not dialled again: the count is
+		// of connections, over the warm-up and the window.
+		if f := wsPool.Failed(); f > 0 {
+			res.Total.Errors = f
+			res.Warnings = append(res.Warnings, fmt.Sprintf("%d of %d connections failed, the first: %v",
+				f, wsPool.Size(), wsPool.FirstError()))
+		}
+	}
 	res.Elapsed = end.Sub(start)
 	res.LoaderCPUTime = cpu
 	if cores := max(o.LoaderCores, 1); res.Elapsed > 0 {
@@ -135,7 +155,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	return res, err
 }
 
-func runFixed(ctx context.Context, o *Options, pool *Pool, rec *Recorder, hist *hdrhistogram.Histogram, res *Result) (time.Time, error) {
+func runFixed(ctx context.Context, o *Options, pool driver, rec *Recorder, hist *hdrhistogram.Histogram, res *Result) (time.Time, error) {
 	start := time.Now()
 	deadline := start.Add(o.Duration)
 	last := start
@@ -161,7 +181,7 @@ func runFixed(ctx context.Context, o *Options, pool *Pool, rec *Recorder, hist *
 	}
 }
 
-func runRampup(ctx context.Context, o *Options, pool *Pool, rec *Recorder, res *Result) (time.Time, error) {
+func runRampup(ctx context.Context, o *Options, pool driver, rec *Recorder, res *Result) (time.Time, error) {
 	ctl := NewController(o.Rampup)
 	iv := NewHistogram()
 	ticker := time.NewTicker(o.Rampup.Interval)

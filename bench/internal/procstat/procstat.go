@@ -100,3 +100,35 @@ func parseSystemBusy(b []byte) (uint64, error) {
 	}
 	return sum, nil
 }
+
+// RSS returns the resident set size of process pid in bytes (VmRSS in
+// /proc/PID/status).
+func RSS(pid int) (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	return parseRSS(b)
+}
+
+// parseRSS finds "VmRSS:  123 kB" in a /proc/PID/status.
+func parseRSS(b []byte) (int64, error) {
+	for len(b) > 0 {
+		var line []byte
+		line, b, _ = bytes.Cut(b, []byte("\n"))
+		rest, ok := bytes.CutPrefix(line, []byte("VmRSS:"))
+		if !ok {
+			continue
+		}
+		f := bytes.Fields(rest)
+		if len(f) != 2 || string(f[1]) != "kB" {
+			return 0, ErrFormat
+		}
+		kb, err := strconv.ParseInt(string(f[0]), 10, 64)
+		if err != nil {
+			return 0, ErrFormat
+		}
+		return kb << 10, nil
+	}
+	return 0, ErrFormat
+}

@@ -45,3 +45,16 @@ func TestParseSystemBusy(t *testing.T) {
 		t.Fatalf("SystemBusy() = %v, %v", d, err)
 	}
 }
+
+func TestRSS(t *testing.T) {
+	got, err := parseRSS([]byte("Name:\tx\nVmHWM:\t   999 kB\nVmRSS:\t  2048 kB\nRssAnon:\t 1 kB\n"))
+	if err != nil || got != 2048<<10 {
+		t.Fatalf("parseRSS = %d, %v", got, err)
+	}
+	if _, err := parseRSS([]byte("Name:\tx\n")); err != ErrFormat {
+		t.Fatalf("no VmRSS: %v", err)
+	}
+	if n, err := RSS(os.Getpid()); err != nil || n < 1<<20 {
+		t.Fatalf("RSS(self) = %d, %v", n, err)
+	}
+}

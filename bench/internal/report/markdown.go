@@ -30,6 +30,10 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 			if len(rows) == 0 {
 				continue
 			}
+			if proto == "ws" {
+				writeWSTable(&b, sc, rows, m.Baseline)
+				continue
+			}
 			fmt.Fprintf(&b, "\n## %s — %s\n\n", sc, proto)
 			fmt.Fprintf(&b, "| framework | %s | %s | %s | req per server CPU-s | ratio to %s | errors / non-2xx |\n",
 				clients, rps, p95, m.Baseline)
@@ -145,4 +149,61 @@ func sortedKeys(m map[string]string) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// writeWSTable writes a WebSocket table: an echo (round trips, per server
+// CPU-second, RSS at the end of the window) or, for an idle scenario (no
+// round trips in the window), the server's memory before and with the idle
+// connections.
+func writeWSTable(b *strings.Builder, sc string, rows []*Result, baseline string) {
+	idle := strings.HasPrefix(sc, "wsidle")
+	fmt.Fprintf(b, "\n## %s — ws\n\n", sc)
+	if idle {
+		b.WriteString("| framework | idle connections | RSS before | RSS with them | per connection | server CPU while idle | failed connections |\n")
+		b.WriteString("|---|---:|---:|---:|---:|---:|---:|\n")
+	} else {
+		fmt.Fprintf(b, "| framework | connections | round trips/s | p50 | p95 | round trips per server CPU-s | per CPU-s, ratio to %s | RSS at end | failed connections |\n", baseline)
+		b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	}
+	for _, res := range rows {
+		m := res.Median
+		if m == nil {
+			why := res.Status
+			if len(res.Notes) > 0 {
+				why += ": " + strings.Join(res.Notes, "; ")
+			}
+			if idle {
+				fmt.Fprintf(b, "| %s | — | — | — | — | — | %s |\n", res.Framework, escapeCell(why))
+			} else {
+				fmt.Fprintf(b, "| %s | — | — | — | — | — | — | — | %s |\n", res.Framework, escapeCell(why))
+			}
+			continue
+		}
+		if idle {
+			per := "—"
+			if m.Clients > 0 && m.RSSBytes > 0 {
+				per = strconv.FormatFloat(float64(m.RSSBytes-m.RSSBaseBytes)/float64(m.Clients)/1024, 'f', 1, 64) + " KiB"
+			}
+			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %d |\n", res.Framework, Thousands(float64(m.Clients)),
+				MB(m.RSSBaseBytes), MB(m.RSSBytes), per, strconv.FormatFloat(m.ServerCPUS, 'f', 2, 64)+" s", m.Errors)
+			continue
+		}
+		eff, ratio := "—", "—"
+		if m.ReqPerServerCPUS > 0 {
+			eff = Thousands(m.ReqPerServerCPUS)
+		}
+		if res.CPURatio > 0 {
+			ratio = strconv.FormatFloat(res.CPURatio, 'f', 2, 64)
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s | %d |\n", res.Framework, Thousands(float64(m.Clients)),
+			Thousands(m.RPS), FormatMs(m.P50Ms), FormatMs(m.P95Ms), eff, ratio, MB(m.RSSBytes), m.Errors)
+	}
+}
+
+// MB formats a byte count in megabytes (1 MB = 10^6 bytes), "—" for zero.
+func MB(n int64) string {
+	if n <= 0 {
+		return "—"
+	}
+	return strconv.FormatFloat(float64(n)/1e6, 'f', 1, 64) + " MB"
 }

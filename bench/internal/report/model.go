@@ -61,10 +61,14 @@ type Run struct {
 	LoaderCPU        float64 `json:"loader_cpu_share"`
 	// OtherCPU is how many cores other processes kept busy on average
 	// (system busy time minus server and loader), a noise gauge.
-	OtherCPU   float64  `json:"other_cpu_cores"`
-	StopReason string   `json:"stop_reason,omitempty"`
-	Warnings   []string `json:"warnings,omitempty"`
-	Series     []Point  `json:"series"`
+	OtherCPU float64 `json:"other_cpu_cores"`
+	// RSSBytes is the server's resident set at the end of the window (ws);
+	// RSSBaseBytes before its connections were opened (wsidle).
+	RSSBytes     int64    `json:"rss_bytes,omitempty"`
+	RSSBaseBytes int64    `json:"rss_base_bytes,omitempty"`
+	StopReason   string   `json:"stop_reason,omitempty"`
+	Warnings     []string `json:"warnings,omitempty"`
+	Series       []Point  `json:"series"`
 }
 
 // Point is one interval: load and what it measured.
@@ -88,6 +92,8 @@ type Result struct {
 	Median *Run `json:"median,omitempty"`
 	// Ratio is Median.RPS over the baseline's (0 when unknown).
 	Ratio float64 `json:"ratio_to_baseline,omitempty"`
+	// CPURatio is Median.ReqPerServerCPUS over the baseline's (0 when unknown).
+	CPURatio float64 `json:"cpu_ratio_to_baseline,omitempty"`
 }
 
 // Find returns the result for a key, or nil.
@@ -130,17 +136,23 @@ func (r *Report) Summarize() {
 		res.Median = median(res.Runs)
 	}
 	for _, res := range r.Results {
-		res.Ratio = 0
+		res.Ratio, res.CPURatio = 0, 0
 		base := r.Find(r.Meta.Baseline, res.Scenario, res.Protocol)
-		if res.Median == nil || base == nil || base.Median == nil || base.Median.RPS <= 0 {
+		if res.Median == nil || base == nil || base.Median == nil {
 			continue
 		}
-		res.Ratio = res.Median.RPS / base.Median.RPS
+		if base.Median.RPS > 0 {
+			res.Ratio = res.Median.RPS / base.Median.RPS
+		}
+		if base.Median.ReqPerServerCPUS > 0 {
+			res.CPURatio = res.Median.ReqPerServerCPUS / base.Median.ReqPerServerCPUS
+		}
 	}
 }
 
 // median returns a copy of the run with the median RPS (the lower middle
-// for an even count) whose ReqPerServerCPUS is the median of all rounds.
+// for an even count) whose ReqPerServerCPUS, RSSBytes and RSSBaseBytes are
+// the medians of their own across rounds.
 func median(runs []Run) *Run {
 	if len(runs) == 0 {
 		return nil
@@ -151,11 +163,14 @@ func median(runs []Run) *Run {
 	}
 	sort.SliceStable(idx, func(a, b int) bool { return runs[idx[a]].RPS < runs[idx[b]].RPS })
 	m := runs[idx[(len(runs)-1)/2]]
-	eff := make([]float64, 0, len(runs))
+	var eff, rss, base []float64
 	for _, run := range runs {
 		eff = append(eff, run.ReqPerServerCPUS)
+		rss = append(rss, float64(run.RSSBytes))
+		base = append(base, float64(run.RSSBaseBytes))
 	}
 	m.ReqPerServerCPUS = medianOf(eff)
+	m.RSSBytes, m.RSSBaseBytes = int64(medianOf(rss)), int64(medianOf(base))
 	return &m
 }
 

@@ -189,3 +189,30 @@ func TestWriteAll(t *testing.T) {
 		t.Error("results.json does not round-trip the median")
 	}
 }
+
+func TestWSTables(t *testing.T) {
+	r := &Report{Meta: Meta{Baseline: "celeris", Mode: "fixed", Rounds: 1,
+		Frameworks: []string{"celeris", "gorilla"}, Scenarios: []string{"ws64-c100", "wsidle-c1000"}, Protocols: []string{"ws"}}}
+	r.Get("celeris", "ws64-c100", "ws").AddRun(Run{Clients: 100, RPS: 1000, ReqPerServerCPUS: 2000, RSSBytes: 12e6})
+	r.Get("gorilla", "ws64-c100", "ws").AddRun(Run{Clients: 100, RPS: 1500, ReqPerServerCPUS: 1000, RSSBytes: 30e6})
+	r.Get("celeris", "wsidle-c1000", "ws").AddRun(Run{Clients: 1000, RSSBaseBytes: 8e6, RSSBytes: 8e6 + 3*1024*1000, ServerCPUS: 0.01})
+	r.Summarize()
+	if g := r.Find("gorilla", "ws64-c100", "ws"); g.CPURatio != 0.5 || g.Ratio != 1.5 {
+		t.Fatalf("ratios: cpu %v rps %v", g.CPURatio, g.Ratio)
+	}
+	var b strings.Builder
+	if err := WriteMarkdown(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	md := b.String()
+	for _, want := range []string{
+		"## ws64-c100 — ws",
+		"| gorilla | 100 | 1,500 | 0.00 ms | 0.00 ms | 1,000 | 0.50 | 30.0 MB | 0 |",
+		"## wsidle-c1000 — ws",
+		"| celeris | 1,000 | 8.0 MB | 11.1 MB | 3.0 KiB | 0.01 s | 0 |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("results.md lacks %q:\n%s", want, md)
+		}
+	}
+}

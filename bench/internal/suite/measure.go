@@ -18,11 +18,12 @@ import (
 // checkTimeout bounds the one-request answer check before measuring.
 const checkTimeout = 5 * time.Second
 
-// measure runs one (round, framework, scenario, protocol) with a fresh
-// server process and records the outcome.
-func (s *Suite) measure(ctx context.Context, round int, fw catalog.Framework, sc catalog.Scenario, proto string) {
-	res := s.rep.Get(fw.Name, sc.Name, proto)
-	label := fmt.Sprintf("[r%d/%d] %-8s %-3s %-14s", round, s.cfg.Rounds, sc.Name, proto, fw.Name)
+// measure runs one (round, framework, scenario, protocol, connection count)
+// with a fresh server process and records the outcome.
+func (s *Suite) measure(ctx context.Context, round int, fw catalog.Framework, sc catalog.Scenario, proto string, conns int) {
+	name := label(sc, conns)
+	res := s.rep.Get(fw.Name, name, proto)
+	label := fmt.Sprintf("[r%d/%d] %-8s %-3s %-14s", round, s.cfg.Rounds, name, proto, fw.Name)
 	if !fw.Supports(proto) {
 		res.Status = report.StatusSkipped
 		res.AddNote(fw.Name + " speaks HTTP/1.1 only")
@@ -38,13 +39,13 @@ func (s *Suite) measure(ctx context.Context, round int, fw catalog.Framework, sc
 		s.con.printf("%s FAILED: %s: %v", label, what, err)
 	}
 
-	tag := fmt.Sprintf("%s-%s-%s-r%d", fw.Name, sc.Name, proto, round)
+	tag := fmt.Sprintf("%s-%s-%s-r%d", fw.Name, name, proto, round)
 	addr, err := freeAddr()
 	if err != nil {
 		fail("server failed to start", err)
 		return
 	}
-	argv, err := s.serverCommand(fw, addr, tag)
+	argv, err := s.serverCommand(fw, proto, addr, tag)
 	if err != nil {
 		fail("server failed to start", err)
 		return
@@ -67,7 +68,7 @@ func (s *Suite) measure(ctx context.Context, round int, fw catalog.Framework, sc
 			os.Remove(logPath)
 		}
 	}()
-	if err := waitReady(ctx, proc, s.cfg.ReadyTimeout); err != nil {
+	if err := waitReady(ctx, proc, proto, s.cfg.ReadyTimeout); err != nil {
 		if ctx.Err() == nil {
 			fail("server failed to start", fmt.Errorf("%w (log: %s)", err, logPath))
 		}
@@ -78,15 +79,43 @@ func (s *Suite) measure(ctx context.Context, round int, fw catalog.Framework, sc
 		return
 	}
 
+	target := load.Target{
+		Proto: proto, Addr: addr, Method: sc.Method, Path: sc.Path, Body: sc.Body(),
+		Pipeline: s.cfg.Pipeline, Streams: s.cfg.Streams,
+	}
+	mode, nconns := s.cfg.Mode, s.cfg.Conns
+	if proto == catalog.WS {
+		target.Message = sc.Message()
+		mode, nconns = load.ModeFixed, conns
+	}
+	if sc.Idle {
+		run, err := s.idle(ctx, proc, target, conns)
+		if err != nil {
+			s.con.printf("%s interrupted", label)
+			return
+		}
+		if !proc.alive() {
+			fail("server died during the run", fmt.Errorf("%v; its output:\n%s", proc.waitErr, proc.logTail()))
+			return
+		}
+		run.Round = round
+		res.AddRun(run)
+		keepLog = false
+		s.con.printf("%s idle %d conns: RSS %s -> %s, server CPU %.2f s, %d failed", label, conns,
+			report.MB(run.RSSBaseBytes), report.MB(run.RSSBytes), run.ServerCPUS, run.Errors)
+		for _, w := range run.Warnings {
+			s.con.printf("%s warning: %s", label, w)
+		}
+		return
+	}
+
 	var cpu0, cpu1, sys0, sys1 time.Duration
+	var rss int64
 	opts := load.Options{
-		Target: load.Target{
-			Proto: proto, Addr: addr, Method: sc.Method, Path: sc.Path, Body: sc.Body(),
-			Pipeline: s.cfg.Pipeline, Streams: s.cfg.Streams,
-		},
-		Mode:        s.cfg.Mode,
+		Target:      target,
+		Mode:        mode,
 		Rampup:      s.cfg.Rampup,
-		Conns:       s.cfg.Conns,
+		Conns:       nconns,
 		Duration:    s.cfg.Duration,
 		Warmup:      s.cfg.Warmup,
 		LoaderCores: s.pin.cores,
@@ -97,10 +126,13 @@ func (s *Suite) measure(ctx context.Context, round int, fw catalog.Framework, sc
 				cpu0, sys0 = d, sys
 			} else {
 				cpu1, sys1 = d, sys
+				if proto == catalog.WS {
+					rss, _ = procstat.RSS(proc.pid)
+				}
 			}
 		},
 		Progress: func(clients int, rps float64, p95 time.Duration) {
-			s.con.progress(fw.Name, sc.Name, proto, clients, rps, p95)
+			s.con.progress(fw.Name, name, proto, clients, rps, p95)
 		},
 	}
 	r, err := load.Run(ctx, opts)
@@ -113,6 +145,7 @@ func (s *Suite) measure(ctx context.Context, round int, fw catalog.Framework, sc
 		return
 	}
 	run := toRun(round, r, cpu1-cpu0, sys1-sys0)
+	run.RSSBytes = rss
 	res.AddRun(run)
 	keepLog = false
 	s.con.printf("%s %s", label, summary(run))
@@ -169,8 +202,60 @@ func summary(r report.Run) string {
 	}
 	s := fmt.Sprintf("%10s rps  clients %4d  p95 %-9s  req/server-CPU-s %9s  loader CPU %3.0f%%",
 		report.Thousands(r.RPS), r.Clients, report.FormatMs(r.P95Ms), eff, r.LoaderCPU*100)
+	if r.RSSBytes > 0 {
+		s += "  RSS " + report.MB(r.RSSBytes)
+	}
 	if r.StopReason != "" {
 		s += "  (" + r.StopReason + ")"
 	}
 	return s
+}
+
+// idleSettle bounds how long the idle connections may take to make their
+// one round trip each.
+const idleSettle = 30 * time.Second
+
+// idle opens n WebSocket connections, lets each make one round trip, then
+// leaves them quiet for -duration and reads the server's RSS (before the
+// connections and at the end) and its CPU time over the quiet window.
+func (s *Suite) idle(ctx context.Context, proc *serverProc, t load.Target, n int) (report.Run, error) {
+	var run report.Run
+	base, _ := procstat.RSS(proc.pid)
+	rec := load.NewRecorder(1)
+	pool := load.NewWSPool(t, rec, 1, true)
+	defer pool.Stop()
+	pool.Grow(n)
+	if !pool.WaitAnswered(idleSettle) {
+		run.Warnings = append(run.Warnings, fmt.Sprintf("only %d of %d connections answered within %v",
+			pool.Answered(), n, idleSettle))
+	}
+	cpu0, _ := procstat.ProcessCPU(proc.pid)
+	start := time.Now()
+	if err := sleepCtx(ctx, s.cfg.Duration); err != nil {
+		return run, err
+	}
+	cpu1, _ := procstat.ProcessCPU(proc.pid)
+	rss, _ := procstat.RSS(proc.pid)
+	counts := rec.Drain(load.NewHistogram())
+	run.Clients = n
+	run.Requests = counts.OK
+	run.Errors = pool.Failed()
+	run.ElapsedS = time.Since(start).Seconds()
+	run.ServerCPUS = (cpu1 - cpu0).Seconds()
+	run.RSSBytes, run.RSSBaseBytes = rss, base
+	if f := pool.Failed(); f > 0 {
+		run.Warnings = append(run.Warnings, fmt.Sprintf("%d of %d connections failed, the first: %v", f, n, pool.FirstError()))
+	}
+	return run, nil
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/celeris-dev/celeris/bench/internal/catalog"
 	"github.com/celeris-dev/celeris/bench/internal/h1client"
 	"github.com/celeris-dev/celeris/bench/internal/h2client"
+	"github.com/celeris-dev/celeris/bench/internal/wsclient"
 )
 
 // serverProc is one running peer server.
@@ -95,9 +96,14 @@ func (p *serverProc) logTail() string {
 	return tail(string(b), 8)
 }
 
-// waitReady polls a TCP connect plus GET /bench until the server answers
-// 200 "OK", the process exits, or timeout passes.
-func waitReady(ctx context.Context, p *serverProc, timeout time.Duration) error {
+// waitReady polls a TCP connect plus GET /bench (for ws: a one-byte
+// WebSocket echo on /ws/echo) until the server answers, the process exits,
+// or timeout passes.
+func waitReady(ctx context.Context, p *serverProc, proto string, timeout time.Duration) error {
+	probe := probeHTTP
+	if proto == catalog.WS {
+		probe = probeWS
+	}
 	deadline := time.Now().Add(timeout)
 	var last error
 	for {
@@ -108,7 +114,7 @@ func waitReady(ctx context.Context, p *serverProc, timeout time.Duration) error 
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("no answer to GET /bench within %v (%v); its output:\n%s", timeout, last, p.logTail())
+			return fmt.Errorf("no answer to the readiness probe within %v (%v); its output:\n%s", timeout, last, p.logTail())
 		}
 		select {
 		case <-ctx.Done():
@@ -118,14 +124,24 @@ func waitReady(ctx context.Context, p *serverProc, timeout time.Duration) error 
 	}
 }
 
-func probe(addr string) error {
+func probeHTTP(addr string) error {
 	simple, _ := catalog.LookupScenario("simple")
 	return check(addr, simple, catalog.H1, time.Second)
+}
+
+func probeWS(addr string) error {
+	return wsclient.Echo(addr, catalog.WSPath, []byte("r"), time.Second)
 }
 
 // check sends one request of the scenario and compares the answer with the
 // one every peer must give, bounded by timeout.
 func check(addr string, sc catalog.Scenario, proto string, timeout time.Duration) error {
+	if proto == catalog.WS {
+		if err := wsclient.Echo(addr, sc.Path, sc.Message(), timeout); err != nil {
+			return fmt.Errorf("websocket echo: %w", err)
+		}
+		return nil
+	}
 	if proto == catalog.H2C {
 		c, err := h2client.Dial(addr, h2client.Options{Capture: true, Timeout: timeout})
 		if err != nil {

@@ -18,6 +18,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -119,7 +120,13 @@ func (s *Suite) meta() report.Meta {
 		m.Frameworks = append(m.Frameworks, f.Name)
 	}
 	for _, sc := range c.Scenarios {
-		m.Scenarios = append(m.Scenarios, sc.Name)
+		for _, n := range s.connCounts(sc) {
+			m.Scenarios = append(m.Scenarios, label(sc, n))
+		}
+	}
+	if slices.Contains(c.Protocols, catalog.WS) {
+		set["ws"] = fmt.Sprintf("echo at %v connections for %v each (fixed), idle: %d connections",
+			c.WSConns, c.Duration, c.WSIdleConns)
 	}
 	return m
 }
@@ -163,6 +170,7 @@ type demoFlags struct {
 	cpuProfile bool // -cpuprofile FILE
 	memProfile bool // -memprofile FILE
 	loops      bool // -loops N (event loops): set to -server-procs
+	bare       bool // -bare (no middleware): passed for ws, whose handshake is all it would touch
 }
 
 // probeDemoFlags runs "celeris-demo -h" and looks for the optional flags.
@@ -174,6 +182,7 @@ func probeDemoFlags(ctx context.Context, bin string) demoFlags {
 		cpuProfile: strings.Contains(out, "-cpuprofile"),
 		memProfile: strings.Contains(out, "-memprofile"),
 		loops:      strings.Contains(out, "-loops"),
+		bare:       strings.Contains(out, "-bare"),
 	}
 }
 
@@ -195,25 +204,57 @@ func (s *Suite) prepareProfiles() {
 	}
 }
 
-// loop measures everything, rounds outermost and frameworks innermost.
+// loop measures everything, rounds outermost and frameworks innermost. A
+// scenario runs over its own protocols only (HTTP over h1 and h2c, ws over
+// ws), a framework only over the protocols it is Relevant to; a ws echo
+// scenario runs once per -ws-conns count.
 func (s *Suite) loop(ctx context.Context) {
 	for round := 1; round <= s.cfg.Rounds; round++ {
 		for _, sc := range s.cfg.Scenarios {
 			for _, proto := range s.cfg.Protocols {
-				for _, fw := range s.cfg.Frameworks {
-					if ctx.Err() != nil {
-						s.note("interrupted: the reports hold what was measured")
-						return
+				if !sc.For(proto) {
+					continue
+				}
+				for _, conns := range s.connCounts(sc) {
+					for _, fw := range s.cfg.Frameworks {
+						if !fw.Relevant(proto) {
+							continue
+						}
+						if ctx.Err() != nil {
+							s.note("interrupted: the reports hold what was measured")
+							return
+						}
+						s.measure(ctx, round, fw, sc, proto, conns)
 					}
-					s.measure(ctx, round, fw, sc, proto)
 				}
 			}
 		}
 	}
 }
 
+// connCounts returns the connection counts a scenario is measured at: 0
+// (the mode's own) for HTTP.
+func (s *Suite) connCounts(sc catalog.Scenario) []int {
+	switch {
+	case sc.Proto != catalog.WS:
+		return []int{0}
+	case sc.Idle:
+		return []int{s.cfg.WSIdleConns}
+	}
+	return s.cfg.WSConns
+}
+
+// label is a scenario's name in the reports: with its connection count for
+// ws (ws64-c100), so that every count gets its own table.
+func label(sc catalog.Scenario, conns int) string {
+	if conns == 0 {
+		return sc.Name
+	}
+	return sc.Name + "-c" + strconv.Itoa(conns)
+}
+
 // serverCommand returns the argv for a framework's server, or why it has none.
-func (s *Suite) serverCommand(fw catalog.Framework, addr, tag string) ([]string, error) {
+func (s *Suite) serverCommand(fw catalog.Framework, proto, addr, tag string) ([]string, error) {
 	cpuProf, memProf := "", ""
 	if s.cfg.CPUProfile != "" {
 		cpuProf = filepath.Join(s.cfg.CPUProfile, tag+".cpu.pprof")
@@ -228,6 +269,9 @@ func (s *Suite) serverCommand(fw catalog.Framework, addr, tag string) ([]string,
 		args := []string{"-addr", addr}
 		if fw.Inline {
 			args = append(args, "-inline")
+		}
+		if proto == catalog.WS && s.demoFlags.bare {
+			args = append(args, "-bare")
 		}
 		if s.demoFlags.loops {
 			args = append(args, "-loops", strconv.Itoa(s.cfg.ServerProcs))

@@ -2,12 +2,15 @@ package suite
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/celeris-dev/celeris/bench/internal/catalog"
+	"github.com/celeris-dev/celeris/bench/internal/cli"
 	"github.com/celeris-dev/celeris/bench/internal/load"
 	"github.com/celeris-dev/celeris/bench/internal/report"
 )
@@ -82,5 +85,23 @@ func TestToRun(t *testing.T) {
 	}
 	if run.OtherCPU < 0.29 || run.OtherCPU > 0.31 || len(run.Warnings) != 1 {
 		t.Errorf("noise: other %v, warnings %v", run.OtherCPU, run.Warnings)
+	}
+}
+
+func TestConnCounts(t *testing.T) {
+	s := &Suite{cfg: &cli.Config{WSConns: []int{1, 100}, WSIdleConns: 7}}
+	for name, want := range map[string]string{
+		"simple": "[simple]",
+		"ws64":   "[ws64-c1 ws64-c100]",
+		"wsidle": "[wsidle-c7]",
+	} {
+		sc, _ := catalog.LookupScenario(name)
+		var got []string
+		for _, n := range s.connCounts(sc) {
+			got = append(got, label(sc, n))
+		}
+		if fmt.Sprint(got) != want {
+			t.Errorf("%s: %v, want %s", name, got, want)
+		}
 	}
 }
