@@ -284,14 +284,6 @@ func TestUploadStreamsWithBoundedMemory(t *testing.T) {
 				// Garbage raises the heap, hence the RSS, by GOGC's measure: this
 				// measures it too, without the noise of the RSS. Buffers are reused,
 				// within a request and from one request to the next.
-				maxAlloc, maxAllocSmall := int64(maxAlloc), int64(maxAllocSmall)
-				if testEngine == EngineStd {
-					// The std engine grows its read buffer past its pooled 32 KiB
-					// while a body backs up, and returns to the small one when the
-					// input drains: 50-90 MB per GiB of a chunked upload. Its RSS
-					// stays bounded (checked above); the churn is a known cost.
-					maxAlloc, maxAllocSmall = 3*maxAlloc, 3*maxAllocSmall
-				}
 				if a := allocBig - allocBefore; a > maxAlloc {
 					t.Errorf("the server allocated %.1f MB during the upload of 1 GiB, want < %.1f MB", mb(a), mb(maxAlloc))
 				}

@@ -64,8 +64,10 @@ type conn struct {
 	out   []byte  // output batch of the current iteration
 	in    []byte  // read buffer (small, pooled or grown); in[r:w] is unconsumed input
 	bufp  *[]byte // the pooled buffer in holds, nil if none
-	r, w  int
-	last  int // bytes the last Read returned
+	// bigBuf: bufp is from the engine's bigPool (MaxBufferedInput bytes), not bufPool.
+	bigBuf bool
+	r, w   int
+	last   int // bytes the last Read returned
 
 	fresh        bool  // nothing was read yet: the read-header timeout runs from start
 	start        int64 // when serving began, unix ns
@@ -430,18 +432,33 @@ func (c *conn) makeRoom() {
 		c.in, c.bufp = *bp, bp
 		return
 	}
-	nb := make([]byte, max(len(c.in)+1, min(2*len(c.in), c.eng.cfg.MaxBufferedInput)))
-	copy(nb, c.in[:c.w])
+	// Past the pooled buffer: the largest the input may get (MaxBufferedInput),
+	// from a pool of its own, so that an upload whose body backs up now and then
+	// does not allocate a growing series of buffers each time (50-100 MB of
+	// garbage per GiB of a chunked upload when it did).
+	max := c.eng.cfg.MaxBufferedInput
+	var bp *[]byte
+	if v, _ := c.eng.bigPool.Get().(*[]byte); v != nil && len(*v) == max {
+		bp = v
+	} else {
+		b := make([]byte, max)
+		bp = &b
+	}
+	copy(*bp, c.in[:c.w])
 	c.releaseBuf()
-	c.in = nb
+	c.in, c.bufp, c.bigBuf = *bp, bp, true
 }
 
 // releaseBuf gives a pooled buffer back and makes the small one the read buffer
 // (its content is dropped: call it when in is empty or replaced).
 func (c *conn) releaseBuf() {
 	if c.bufp != nil {
-		bufPool.Put(c.bufp)
-		c.bufp = nil
+		if c.bigBuf {
+			c.eng.bigPool.Put(c.bufp)
+		} else {
+			bufPool.Put(c.bufp)
+		}
+		c.bufp, c.bigBuf = nil, false
 	}
 	c.in = c.small[:]
 }

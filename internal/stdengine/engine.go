@@ -102,6 +102,10 @@ type Engine struct {
 	ln    net.Listener       // guarded by mu
 	conns map[*conn]struct{} // guarded by mu: every open connection
 	wg    sync.WaitGroup     // owner goroutines
+
+	// bigPool holds read buffers of MaxBufferedInput bytes, for connections
+	// whose input backs up past the pooled bufSize (conn.makeRoom).
+	bigPool sync.Pool
 }
 
 // New returns an engine; Run starts it.
