@@ -256,15 +256,16 @@ func window(lc loadConfig, pid int, warmup, d time.Duration) (result, error) {
 	return r, nil
 }
 
-// printTable prints, per scenario, the median of every server's rounds and its
-// ratio to grpc-go's own server (when measured).
+// printTable prints, per scenario, the median of every server's rounds, and
+// its ratio to grpc-go's own server and to the net/http mount: the ratio of the
+// medians, and the median (min-max) of the ratios within each round, which a
+// noisy machine disturbs less (a round's servers run seconds apart).
 func printTable(w io.Writer, cfg driveConfig, res []result) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(w)
 	for _, sc := range cfg.Scenarios {
 		u := unit(sc)
-		fmt.Fprintf(tw, "%s\tserver\t%s/server-CPU-s\tvs grpc\t%s/s\tserver CPU\terrors\t\n", sc, u, u)
-		base := median(res, "grpc", sc, result.PerCPUSecond)
+		fmt.Fprintf(tw, "%s\tserver\t%s/server-CPU-s\tvs grpc\tper round\tvs nethttp\tper round\t%s/s\tserver CPU\terrors\t\n", sc, u, u)
 		for _, name := range cfg.Servers {
 			per := median(res, name, sc, result.PerCPUSecond)
 			rate := median(res, name, sc, func(r result) float64 { return float64(r.Units) / r.Wall.Seconds() })
@@ -275,15 +276,46 @@ func printTable(w io.Writer, cfg driveConfig, res []result) {
 					errs += r.Errors
 				}
 			}
-			ratio := "-"
-			if base > 0 {
-				ratio = fmt.Sprintf("%.2fx", per/base)
-			}
-			fmt.Fprintf(tw, "\t%s\t%.0f\t%s\t%.0f\t%.0f%%\t%d\t\n", name, per, ratio, rate, util, errs)
+			fmt.Fprintf(tw, "\t%s\t%.0f\t%s\t%s\t%s\t%s\t%.0f\t%.0f%%\t%d\t\n", name, per,
+				ratioOfMedians(res, name, "grpc", sc), roundRatios(res, name, "grpc", sc),
+				ratioOfMedians(res, name, "nethttp", sc), roundRatios(res, name, "nethttp", sc),
+				rate, util, errs)
 		}
 	}
 	_ = tw.Flush()
-	fmt.Fprintf(w, "(medians of %d rounds; ratios of medians)\n", cfg.Rounds)
+	fmt.Fprintf(w, "(medians of %d rounds; \"vs\": ratio of the medians; \"per round\": median (min-max) of the ratios within each round)\n", cfg.Rounds)
+}
+
+// ratioOfMedians formats the ratio of server's median to base's ("-" when
+// either is missing).
+func ratioOfMedians(res []result, server, base, scenario string) string {
+	a, b := median(res, server, scenario, result.PerCPUSecond), median(res, base, scenario, result.PerCPUSecond)
+	if a == 0 || b == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2fx", a/b)
+}
+
+// roundRatios formats the median, min and max of server's rate over base's in
+// the same round.
+func roundRatios(res []result, server, base, scenario string) string {
+	at := map[int]float64{}
+	for _, r := range res {
+		if r.Server == base && r.Scenario == scenario && r.PerCPUSecond() > 0 {
+			at[r.Round] = r.PerCPUSecond()
+		}
+	}
+	var v []float64
+	for _, r := range res {
+		if r.Server == server && r.Scenario == scenario && at[r.Round] > 0 {
+			v = append(v, r.PerCPUSecond()/at[r.Round])
+		}
+	}
+	if len(v) == 0 {
+		return "-"
+	}
+	slices.Sort(v)
+	return fmt.Sprintf("%.2f (%.2f-%.2f)", medianOf(v), v[0], v[len(v)-1])
 }
 
 // median is the median of f over the results of server and scenario (0 if none).
@@ -298,6 +330,11 @@ func median(res []result, server, scenario string, f func(result) float64) float
 		return 0
 	}
 	slices.Sort(v)
+	return medianOf(v)
+}
+
+// medianOf is the median of sorted v (not empty).
+func medianOf(v []float64) float64 {
 	if len(v)%2 == 1 {
 		return v[len(v)/2]
 	}

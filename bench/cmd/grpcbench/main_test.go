@@ -6,7 +6,6 @@ package main
 // CELERIS_BENCH_SMOKE=1 go test ./... (from bench/).
 
 import (
-	"io"
 	"os"
 	"strings"
 	"testing"
@@ -48,7 +47,9 @@ func TestSmoke(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	printTable(io.Discard, cfg, res)
+	var table strings.Builder
+	printTable(&table, cfg, res)
+	t.Logf("table:\n%s", table.String())
 	if len(res) != len(cfg.Servers)*len(cfg.Scenarios) {
 		t.Fatalf("%d results, want %d", len(res), len(cfg.Servers)*len(cfg.Scenarios))
 	}
