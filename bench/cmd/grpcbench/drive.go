@@ -45,6 +45,9 @@ type result struct {
 	OtherCPU         time.Duration // the rest of the machine (busy - server - loader), floored at 0
 	Errors           int64
 	Err              error
+	// Reads and Writes are the server's read and write system calls in the
+	// window (syscr, syscw of /proc/PID/io; -1 when unreadable).
+	Reads, Writes int64
 }
 
 // PerCPUSecond is units per server CPU-second (0 when no CPU time was seen).
@@ -114,11 +117,12 @@ func drive(cfg driveConfig, log io.Writer) ([]result, error) {
 				return results, fmt.Errorf("round %d, %s: %w", round, name, err)
 			}
 			for _, r := range rs {
-				fmt.Fprintf(log, "round %d %-8s %-6s %9d %s in %5.2fs  server CPU %5.2fs (%3.0f%%)  %9.0f %s/server-CPU-s  loader %3.0f%%  other %3.0f%%  errors %d\n",
+				fmt.Fprintf(log, "round %d %-8s %-6s %9d %s in %5.2fs  server CPU %5.2fs (%3.0f%%)  %9.0f %s/server-CPU-s  loader %3.0f%%  other %3.0f%%  errors %d  reads/writes per 1k %s: %s\n",
 					r.Round, r.Server, r.Scenario, r.Units, unit(r.Scenario), r.Wall.Seconds(),
 					r.ServerCPU.Seconds(), 100*r.ServerCPU.Seconds()/r.Wall.Seconds(),
 					r.PerCPUSecond(), unit(r.Scenario),
-					100*r.LoaderCPU.Seconds()/r.Wall.Seconds(), 100*r.OtherCPU.Seconds()/r.Wall.Seconds(), r.Errors)
+					100*r.LoaderCPU.Seconds()/r.Wall.Seconds(), 100*r.OtherCPU.Seconds()/r.Wall.Seconds(), r.Errors,
+					unit(r.Scenario), perThousand(r))
 				if r.Err != nil {
 					fmt.Fprintf(log, "    first error: %v\n", r.Err)
 				}
@@ -237,6 +241,7 @@ func window(lc loadConfig, pid int, warmup, d time.Duration) (result, error) {
 	}
 	self0 := procstat.SelfCPU()
 	busy0, _ := procstat.SystemBusy()
+	r0, w0 := syscalls(pid)
 	n0 := l.units.Load()
 	t0 := time.Now()
 	time.Sleep(d)
@@ -248,12 +253,44 @@ func window(lc loadConfig, pid int, warmup, d time.Duration) (result, error) {
 	}
 	self1 := procstat.SelfCPU()
 	busy1, _ := procstat.SystemBusy()
+	r1, w1 := syscalls(pid)
+	r.Reads, r.Writes = -1, -1
+	if r0 >= 0 && r1 >= 0 {
+		r.Reads, r.Writes = r1-r0, w1-w0
+	}
 	r.Units = n1 - n0
 	r.ServerCPU = cpu1 - cpu0
 	r.LoaderCPU = self1 - self0
 	r.OtherCPU = max(0, busy1-busy0-r.ServerCPU-r.LoaderCPU)
 	r.Errors, r.Err = l.err()
 	return r, nil
+}
+
+// syscalls returns the read and write system calls process pid made so far
+// (syscr and syscw of /proc/PID/io), or -1, -1.
+func syscalls(pid int) (reads, writes int64) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", pid))
+	if err != nil {
+		return -1, -1
+	}
+	reads, writes = -1, -1
+	for line := range strings.SplitSeq(string(b), "\n") {
+		k, v, _ := strings.Cut(line, ": ")
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil {
+			continue
+		}
+		switch k {
+		case "syscr":
+			reads = n
+		case "syscw":
+			writes = n
+		}
+	}
+	if reads < 0 || writes < 0 {
+		return -1, -1
+	}
+	return reads, writes
 }
 
 // printTable prints, per scenario, the median of every server's rounds, and
@@ -265,25 +302,43 @@ func printTable(w io.Writer, cfg driveConfig, res []result) {
 	fmt.Fprintln(w)
 	for _, sc := range cfg.Scenarios {
 		u := unit(sc)
-		fmt.Fprintf(tw, "%s\tserver\t%s/server-CPU-s\tvs grpc\tper round\tvs nethttp\tper round\t%s/s\tserver CPU\terrors\t\n", sc, u, u)
+		fmt.Fprintf(tw, "%s\tserver\t%s/server-CPU-s\tvs grpc\tper round\tvs nethttp\tper round\t%s/s\tserver CPU\treads/writes per 1k\terrors\t\n", sc, u, u)
 		for _, name := range cfg.Servers {
 			per := median(res, name, sc, result.PerCPUSecond)
 			rate := median(res, name, sc, func(r result) float64 { return float64(r.Units) / r.Wall.Seconds() })
 			util := median(res, name, sc, func(r result) float64 { return 100 * r.ServerCPU.Seconds() / r.Wall.Seconds() })
 			var errs int64
+			var io []result
 			for _, r := range res {
 				if r.Server == name && r.Scenario == sc {
 					errs += r.Errors
+					if r.Reads >= 0 && r.Units > 0 {
+						io = append(io, r)
+					}
 				}
 			}
-			fmt.Fprintf(tw, "\t%s\t%.0f\t%s\t%s\t%s\t%s\t%.0f\t%.0f%%\t%d\t\n", name, per,
+			sys := "-"
+			if len(io) > 0 {
+				sys = fmt.Sprintf("%.0f/%.0f",
+					median(io, name, sc, func(r result) float64 { return 1000 * float64(r.Reads) / float64(r.Units) }),
+					median(io, name, sc, func(r result) float64 { return 1000 * float64(r.Writes) / float64(r.Units) }))
+			}
+			fmt.Fprintf(tw, "\t%s\t%.0f\t%s\t%s\t%s\t%s\t%.0f\t%.0f%%\t%s\t%d\t\n", name, per,
 				ratioOfMedians(res, name, "grpc", sc), roundRatios(res, name, "grpc", sc),
 				ratioOfMedians(res, name, "nethttp", sc), roundRatios(res, name, "nethttp", sc),
-				rate, util, errs)
+				rate, util, sys, errs)
 		}
 	}
 	_ = tw.Flush()
 	fmt.Fprintf(w, "(medians of %d rounds; \"vs\": ratio of the medians; \"per round\": median (min-max) of the ratios within each round)\n", cfg.Rounds)
+}
+
+// perThousand formats the server's read and write system calls per 1,000 units.
+func perThousand(r result) string {
+	if r.Reads < 0 || r.Units == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f/%.0f", 1000*float64(r.Reads)/float64(r.Units), 1000*float64(r.Writes)/float64(r.Units))
 }
 
 // ratioOfMedians formats the ratio of server's median to base's ("-" when
