@@ -71,8 +71,8 @@ func splitList(s string) []string {
 // drive runs every round, logging each window to log, and returns the results.
 func drive(cfg driveConfig, log io.Writer) ([]result, error) {
 	for _, s := range cfg.Servers {
-		if !slices.Contains(serverNames, s) {
-			return nil, fmt.Errorf("unknown server %q (want %s)", s, strings.Join(serverNames, ","))
+		if !slices.Contains(serverNames, s) && !slices.Contains(extraServers, s) {
+			return nil, fmt.Errorf("unknown server %q (want %s)", s, strings.Join(append(serverNames, extraServers...), ","))
 		}
 	}
 	for _, s := range cfg.Scenarios {

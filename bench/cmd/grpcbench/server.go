@@ -20,8 +20,27 @@ import (
 	"github.com/celeris-dev/celeris"
 )
 
-// serverNames are the servers the driver knows, in the order it reports them.
+// serverNames are the servers the driver runs by default.
 var serverNames = []string{"celeris", "grpc", "nethttp"}
+
+// extraServers are variants the driver knows but runs only when named:
+// celeris-cancelctx is celeris with the request's context wrapped in
+// context.WithCancel before grpc-go sees it (see cancelCtx).
+var extraServers = []string{"celeris-cancelctx"}
+
+// cancelCtx hands h a request whose context is a *context.cancelCtx child of
+// the original. grpc-go's ServeHTTP transport calls context.WithCancel on a
+// value-wrapped r.Context(); when no *cancelCtx is on the chain and the direct
+// parent does not implement AfterFunc, the context package starts a goroutine
+// per call to propagate cancellation. net/http's request contexts are
+// cancelCtxs; this wrapper measures what that goroutine costs under Celeris.
+func cancelCtx(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithCancel(r.Context())
+		defer cancel()
+		h.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
 
 // newGRPCServer is grpc-go's interop test service on a default grpc.Server.
 func newGRPCServer() *grpc.Server {
@@ -35,10 +54,14 @@ func newGRPCServer() *grpc.Server {
 func startServer(kind, addr string) (string, func(), error) {
 	gs := newGRPCServer()
 	switch kind {
-	case "celeris":
+	case "celeris", "celeris-cancelctx":
 		s := celeris.New(celeris.Config{Addr: addr, EventLoops: runtime.GOMAXPROCS(0)})
+		var h http.Handler = gs
+		if kind == "celeris-cancelctx" {
+			h = cancelCtx(gs)
+		}
 		// Routes run on worker goroutines by default: gRPC handlers block.
-		s.POST("/*rpc", celeris.Adapt(gs))
+		s.POST("/*rpc", celeris.Adapt(h))
 		errc := make(chan error, 1)
 		go func() { errc <- s.Start() }()
 		select {
@@ -71,7 +94,7 @@ func startServer(kind, addr string) (string, func(), error) {
 		go func() { _ = srv.Serve(ln) }()
 		return ln.Addr().String(), func() { _ = srv.Close() }, nil
 	}
-	return "", nil, fmt.Errorf("unknown server %q (want celeris, grpc or nethttp)", kind)
+	return "", nil, fmt.Errorf("unknown server %q (want celeris, grpc, nethttp or celeris-cancelctx)", kind)
 }
 
 // serve is server mode: it prints "listening ADDR" and serves until SIGTERM or
