@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -232,9 +231,7 @@ func window(lc loadConfig, pid int, warmup, d time.Duration) (result, error) {
 		return r, err
 	}
 	defer l.stop()
-	ctx, cancel := context.WithTimeout(context.Background(), warmup)
-	<-ctx.Done()
-	cancel()
+	time.Sleep(warmup)
 	cpu0, err := procstat.ProcessCPU(pid)
 	if err != nil {
 		return r, err

@@ -14,7 +14,9 @@
 // Three modes:
 //
 //	grpcbench -server celeris|grpc|nethttp [-addr 127.0.0.1:0] [-cpuprofile f]
-//	    serves until SIGTERM/SIGINT; prints "listening ADDR" first.
+//	    serves until SIGTERM/SIGINT; prints "listening ADDR" first. A fourth
+//	    server, celeris-cancelctx (celeris with the request context wrapped in
+//	    context.WithCancel), runs only when named.
 //	grpcbench -load ADDR [-scenario unary|stream] [-duration 3s] [-conns 4] [-streams 64]
 //	    runs the loader against ADDR and prints what it completed.
 //	grpcbench [-servers celeris,grpc,nethttp] [-scenarios unary,stream] [-rounds 3] ...
@@ -22,8 +24,9 @@
 //	    rotates per round), starts it as a child pinned with taskset -c
 //	    -server-cpu and GOMAXPROCS=1, pins itself (the loader) to -load-cpu,
 //	    warms up, counts completed RPCs/messages and the child's CPU time
-//	    (/proc/PID/stat) over -duration, and prints every round and a table of
-//	    medians with ratios against grpc-go's own server.
+//	    (/proc/PID/stat) and read/write system calls (/proc/PID/io) over
+//	    -duration, and prints every round and a table of medians with ratios
+//	    against grpc-go's own server and the net/http mount.
 package main
 
 import (
