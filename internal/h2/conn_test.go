@@ -37,6 +37,7 @@ func TestGetInlineAndWorker(t *testing.T) {
 					t.Fatalf("%+v", r)
 				}
 			}
+			hs.settle()
 			if hs.c.Busy() {
 				t.Fatal("busy after all responses")
 			}
@@ -473,6 +474,7 @@ func TestPoolFull(t *testing.T) {
 	if r := hs.response(1); r.status != "200" {
 		t.Fatalf("%+v", r)
 	}
+	hs.settle()
 	if hs.c.Busy() {
 		t.Fatal("busy after both answers")
 	}

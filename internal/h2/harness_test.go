@@ -176,6 +176,23 @@ func (hs *harness) next(timeout time.Duration) (frame.Frame, bool) {
 	}
 }
 
+// settle runs the loop's wake-ups until the connection is no longer busy: a
+// worker hands its response over before its handler has returned, so a client can
+// have the whole response while the connection still counts the handler.
+func (hs *harness) settle() {
+	hs.t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for hs.c.Busy() && time.Now().Before(deadline) {
+		select {
+		case <-hs.fc.wake:
+			if err := hs.c.OnWake(); err != nil {
+				hs.err = err
+			}
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
 // drain reads the frames the server wrote so far, keeping the HPACK decoder in
 // step with the response heads among them.
 func (hs *harness) drain() {
