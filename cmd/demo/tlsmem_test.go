@@ -19,7 +19,6 @@ import (
 
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
-	"golang.org/x/sys/unix"
 
 	"github.com/celeris-dev/celeris"
 	"github.com/celeris-dev/celeris/internal/selfcert"
@@ -410,17 +409,6 @@ func TestTLSIdleMemory(t *testing.T) {
 	if all > 512<<20 {
 		t.Fatalf("server RSS %d MB with %d idle TLS connections, want < 512 MB (the aim: 300 MB)", all>>20, n)
 	}
-}
-
-// unreadBytes is what the kernel holds for tc's socket, received and not read.
-func unreadBytes(tc *tls.Conn) int {
-	sc, err := tc.NetConn().(*net.TCPConn).SyscallConn()
-	if err != nil {
-		return -1
-	}
-	n := -1
-	_ = sc.Control(func(fd uintptr) { n, _ = unix.IoctlGetInt(int(fd), unix.SIOCINQ) })
-	return n
 }
 
 // TestTLSDownloadClientNeverReads: a client that asks for the 64 MiB /download
