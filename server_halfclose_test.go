@@ -575,7 +575,11 @@ func TestH1HalfCloseAfterOutputQueued(t *testing.T) {
 // DATA the socket did not take yet, and its stream still needs window it can no
 // longer grant. The client gets the queued output, then the connection closes (the
 // stream is aborted, as at any end of input); it must not stay open waiting for a
-// WINDOW_UPDATE that cannot come, nor hold a graceful shutdown up.
+// WINDOW_UPDATE that cannot come, nor hold a graceful shutdown up. (The engine is
+// handed at most 1 MiB of DATA per callback and none while it holds more than 1
+// MiB, so of the 12 MiB window only that and what the socket took are queued at the
+// half-close: at least 2 MiB arrive, 5-6 MiB measured; 12 MiB were queued before
+// that bound.)
 func TestH2HalfCloseEndsAfterQueuedOutput(t *testing.T) {
 	s, addr := startServer(t, Config{}, halfCloseRoutes)
 	c := dialSmallWindow(t, addr)
@@ -599,9 +603,10 @@ func TestH2HalfCloseEndsAfterQueuedOutput(t *testing.T) {
 	if err != nil {
 		t.Fatalf("after %d bytes: %v; the connection should have closed", n, err)
 	}
-	if n < 8<<20 {
+	if n < 2<<20 {
 		t.Fatalf("%d bytes: the queued DATA was not delivered", n)
 	}
+	t.Logf("%d bytes delivered after the half-close", n)
 	waitFor(t, "the connection to be released", func() bool { return s.Stats().OpenConnections == 0 })
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()

@@ -24,9 +24,12 @@ const envServe = "CELERIS_DEMO_CHILD"
 // TestMain serves the demo when run as the child.
 func TestMain(m *testing.M) {
 	if os.Getenv(envServe) != "" {
-		s := newServer("127.0.0.1:0", 2, false, false)
+		s := childServer() // the demo; with TLS under envServeTLS (tlsmem_test.go)
 		go func() {
 			<-s.Ready()
+			if a := s.TLSAddr(); a != nil {
+				fmt.Println("TLSADDR", a.String())
+			}
 			fmt.Println("ADDR", s.Addr().String())
 		}()
 		if err := s.Start(); err != nil {
@@ -40,14 +43,16 @@ func TestMain(m *testing.M) {
 
 // child is the demo served by a child process.
 type child struct {
-	addr string
-	pid  int
+	addr    string
+	tlsAddr string // with envServeTLS
+	pid     int
 }
 
-func startChild(t *testing.T) *child {
+// startChild starts the child with env added to this process's environment.
+func startChild(t *testing.T, env ...string) *child {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), envServe+"=1")
+	cmd.Env = append(append(os.Environ(), envServe+"=1"), env...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -61,10 +66,14 @@ func startChild(t *testing.T) *child {
 		_ = cmd.Wait()
 	})
 	sc := bufio.NewScanner(out)
+	tlsAddr := ""
 	for sc.Scan() {
+		if a, ok := strings.CutPrefix(sc.Text(), "TLSADDR "); ok {
+			tlsAddr = a
+		}
 		if a, ok := strings.CutPrefix(sc.Text(), "ADDR "); ok {
 			go func() { _, _ = io.Copy(io.Discard, out) }()
-			return &child{addr: a, pid: cmd.Process.Pid}
+			return &child{addr: a, tlsAddr: tlsAddr, pid: cmd.Process.Pid}
 		}
 	}
 	t.Fatal("the child server did not start")

@@ -79,6 +79,8 @@ type Conn struct {
 	goingAway     bool // Shutdown sent GOAWAY
 	outbound      func() int
 	heldBack      bool // DATA waits because the engine holds too much unsent output
+	dataOut       int  // DATA bytes handed to the engine in this callback (with outbound)
+	dataWake      bool // this callback ran out of DATA budget and asked for a Wake
 
 	// Peer settings (RFC 9113 §6.5.2) and windows.
 	peerMaxFrame   uint32
@@ -427,6 +429,7 @@ func (c *Conn) flush() {
 	if len(c.out) > 0 {
 		c.out = httpmsg.WriteOwned(c.nc, c.out)
 	}
+	c.dataOut, c.dataWake = 0, false
 	if cap(c.out) > maxOutKeep {
 		c.out = nil
 	} else {

@@ -163,6 +163,12 @@ func (c *Conn) runSendq() {
 // sendData frames p as DATA within the peer's frame size and the stream and
 // connection send windows (RFC 9113 §6.9.1). It returns how many bytes it sent;
 // END_STREAM goes on the last frame when end is set and all of p fits.
+//
+// With SetOutboundBuffered, one callback hands the engine at most outboundLimit
+// bytes of DATA (holdData looks at the engine's unsent output only before): a peer
+// that grants large windows and never reads would otherwise get a whole complete
+// response framed into the engine's buffer at once. The rest waits in the send
+// queue for the next callback, which the Conn asks for with Wake.
 func (c *Conn) sendData(s *stream, p []byte, end bool) int {
 	sent := 0
 	for sent < len(p) {
@@ -170,6 +176,17 @@ func (c *Conn) sendData(s *stream, p []byte, end bool) int {
 		n = min(n, s.sendWindow, c.sendWindow, int64(c.peerMaxFrame))
 		if n <= 0 {
 			break
+		}
+		if c.outbound != nil {
+			if n = min(n, int64(outboundLimit-c.dataOut)); n <= 0 {
+				c.sendqDirty = true
+				if !c.dataWake {
+					c.dataWake = true
+					c.nc.Wake()
+				}
+				break
+			}
+			c.dataOut += int(n)
 		}
 		last := end && sent+int(n) == len(p)
 		chunk := p[sent : sent+int(n)]
