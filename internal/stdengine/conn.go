@@ -98,7 +98,7 @@ func newConn(e *Engine, nc net.Conn) *conn {
 	if e.cfg.TLSConfig != nil {
 		c.nc = tls.Server(nc, e.cfg.TLSConfig)
 	}
-	c.wr.init()
+	c.wr.init(c)
 	return c
 }
 
@@ -173,7 +173,6 @@ func (c *conn) serve() {
 	c.in = c.small[:]
 	c.start = time.Now().UnixNano()
 	c.lastActive, c.fresh = c.start, true
-	go c.wr.run(c)
 	c.live.Store(true)
 	c.dlDirty = true
 	err := c.loop()

@@ -7,7 +7,10 @@ import (
 )
 
 // writer is a connection's writer goroutine and its queue: the owner pushes each
-// iteration's output batch, the writer writes the batches in order. What is queued
+// iteration's output batch, the writer writes the batches in order. The goroutine
+// runs only while there is something to write: push starts it, and it returns
+// once the queue is empty, so an idle connection (most of them, with keep-alive
+// and HTTP/2) holds one goroutine, its owner, not two. What is queued
 // and not yet written (pending) is what the protocols see as the engine's unsent
 // output (OutboundBuffered, AfterFlush), as gnet's outbound buffer on the other
 // engine. Unlike gnet, the writer knows when output drains: it wakes the owner as
@@ -19,13 +22,15 @@ type writer struct {
 	lastDone atomic.Int64 // when a write last completed, unix ns (idle clock)
 	failed   atomic.Bool  // a write failed: the peer is gone, the socket is closed
 
-	mu     sync.Mutex
-	cond   sync.Cond
-	queue  [][]byte // guarded by mu: batches to write, owned by the writer
-	spare  [][]byte // guarded by mu: the queue's other backing array
-	free   [][]byte // guarded by mu: written buffers, handed back to the owner
-	ending bool     // guarded by mu: return once the queue is written
-	done   chan struct{}
+	mu      sync.Mutex
+	queue   [][]byte // guarded by mu: batches to write, owned by the writer
+	spare   [][]byte // guarded by mu: the queue's other backing array
+	free    [][]byte // guarded by mu: written buffers, handed back to the owner
+	ending  bool     // guarded by mu: return once the queue is written
+	running bool     // guarded by mu: the writer goroutine runs
+	closed  bool     // guarded by mu: done is closed
+	c       *conn    // the connection written to
+	done    chan struct{}
 }
 
 // maxFreeBuf bounds a buffer the writer hands back for reuse.
@@ -34,8 +39,8 @@ const maxFreeBuf = 1 << 20
 // writeSlice is the most written under one write deadline.
 const writeSlice = 256 << 10
 
-func (w *writer) init() {
-	w.cond.L = &w.mu
+func (w *writer) init(c *conn) {
+	w.c = c
 	w.level.Store(-1)
 	w.done = make(chan struct{})
 }
@@ -52,29 +57,37 @@ func (w *writer) push(b []byte) []byte {
 		w.free[n-1] = nil
 		w.free = w.free[:n-1]
 	}
+	if !w.running {
+		w.running = true
+		go w.run(w.c)
+	}
 	w.mu.Unlock()
-	w.cond.Signal()
 	return next[:0]
 }
 
-// end makes the writer return once the queue is written (owner, at close).
+// end makes done close once the queue is written (owner, at close).
 func (w *writer) end() {
 	w.mu.Lock()
 	w.ending = true
+	if !w.running && !w.closed {
+		w.closed = true
+		close(w.done)
+	}
 	w.mu.Unlock()
-	w.cond.Signal()
 }
 
 // run is the writer goroutine of c.
 func (w *writer) run(c *conn) {
-	defer close(w.done)
 	idle := c.eng.cfg.IdleTimeout
 	for {
 		w.mu.Lock()
-		for len(w.queue) == 0 && !w.ending {
-			w.cond.Wait()
-		}
 		if len(w.queue) == 0 {
+			// Nothing more to write: the goroutine ends (push starts another).
+			w.running = false
+			if w.ending && !w.closed {
+				w.closed = true
+				close(w.done)
+			}
 			w.mu.Unlock()
 			return
 		}
