@@ -2,8 +2,10 @@ package bench_test
 
 // The smoke test builds cmd/bench, lets it build and run every peer (and
 // the celeris demo) for one second per HTTP scenario and protocol in fixed
-// mode, then every WebSocket peer briefly per ws scenario (a few hundred
-// round trips on 2 connections, and 20 idle connections), and checks that
+// mode, then every HTTP peer for half a second on the simple scenario over
+// TLS (h1tls and h2tls), then every WebSocket peer briefly per ws scenario
+// (a few hundred round trips on 2 connections, and 20 idle connections),
+// and checks that
 // each measured something with no errors. It runs only when CI asks:
 // CELERIS_BENCH_SMOKE=1 go test ./... (from bench/). Frameworks named in
 // CELERIS_BENCH_EXCLUDE are left out.
@@ -37,7 +39,7 @@ func TestSmoke(t *testing.T) {
 		t.Fatalf("go build ./cmd/bench: %v\n%s", err, out)
 	}
 	excluded := strings.Split(os.Getenv(cli.ExcludeEnv), ",")
-	for _, kind := range []smokeKind{httpSmoke, wsSmoke} {
+	for _, kind := range []smokeKind{httpSmoke, tlsSmoke, wsSmoke} {
 		var names []string
 		for _, fw := range catalog.Frameworks {
 			if !slices.Contains(excluded, fw.Name) && kind.relevant(fw) {
@@ -55,8 +57,10 @@ func TestSmoke(t *testing.T) {
 type smokeKind struct {
 	name   string
 	protos []string
-	args   []string // run settings besides frameworks and -out
-	file   string   // a chart the run must write
+	// scenarios limits the check to these scenarios (nil: every one of protos).
+	scenarios []string
+	args      []string // run settings besides frameworks and -out
+	file      string   // a chart the run must write
 }
 
 var (
@@ -66,6 +70,14 @@ var (
 		args: []string{"-scenarios", "simple,json,params,upload,download", "-protocols", "h1,h2c",
 			"-duration", "1s", "-warmup", "200ms", "-conns", "4", "-streams", "2"},
 		file: "simple-h1.svg",
+	}
+	tlsSmoke = smokeKind{
+		name:      "tls",
+		protos:    []string{catalog.H1TLS, catalog.H2TLS},
+		scenarios: []string{"simple"},
+		args: []string{"-scenarios", "simple", "-protocols", "h1tls,h2tls",
+			"-duration", "500ms", "-warmup", "100ms", "-conns", "4", "-streams", "2"},
+		file: "simple-h2tls.svg",
 	}
 	wsSmoke = smokeKind{
 		name:   "ws",
@@ -159,6 +171,9 @@ func check(rep *report.Report, kind smokeKind, name string) []string {
 	fw, _ := catalog.LookupFramework(name)
 	var problems []string
 	for _, sc := range catalog.Scenarios {
+		if kind.scenarios != nil && !slices.Contains(kind.scenarios, sc.Name) {
+			continue
+		}
 		for _, proto := range kind.protos {
 			if !sc.For(proto) || !fw.Relevant(proto) {
 				continue

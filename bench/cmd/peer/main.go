@@ -1,7 +1,7 @@
 // Command peer serves the benchmark routes with one of the peer frameworks,
 // so the suite can measure each in its own process:
 //
-//	peer -framework gin -addr 127.0.0.1:9000 [-cpuprofile FILE] [-memprofile FILE]
+//	peer -framework gin -addr 127.0.0.1:9000 [-tls] [-cpuprofile FILE] [-memprofile FILE]
 //
 // The WebSocket peers (gorilla, coder, gobwas, fasthttp-ws, celeris-blocking)
 // serve GET /ws/echo, an echo of every message; see ws.go.
@@ -16,11 +16,15 @@
 //
 // nethttp, gin, echo and chi run on one net/http server that speaks HTTP/1.1
 // and prior-knowledge h2c; fasthttp and fiber speak HTTP/1.1 only. SIGTERM or
+// With -tls they serve HTTPS instead, with a self-signed certificate made at
+// start (tls.go): nethttp, gin, echo and chi HTTP/1.1 and h2 by ALPN,
+// fasthttp and fiber HTTP/1.1 only. SIGTERM or
 // SIGINT stops the server gracefully and writes the profiles asked for.
 package main
 
 import (
 	"context"
+	"crypto/tls"
 	"flag"
 	"fmt"
 	"net"
@@ -65,19 +69,20 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:8080", "listen address")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile to this file on SIGTERM/SIGINT")
 	memProfile := flag.String("memprofile", "", "write a heap profile to this file on SIGTERM/SIGINT")
+	useTLS := flag.Bool("tls", false, "serve HTTPS (self-signed certificate; h2 and http/1.1 by ALPN where the framework speaks h2)")
 	flag.Parse()
 	mk, ok := frameworks[*name]
 	if !ok {
 		fmt.Fprintf(os.Stderr, "peer: unknown framework %q\n", *name)
 		os.Exit(2)
 	}
-	if err := run(mk(), *name, *addr, *cpuProfile, *memProfile); err != nil {
+	if err := run(mk(), *name, *addr, *useTLS, *cpuProfile, *memProfile); err != nil {
 		fmt.Fprintf(os.Stderr, "peer %s: %v\n", *name, err)
 		os.Exit(1)
 	}
 }
 
-func run(srv server, name, addr, cpuProfile, memProfile string) error {
+func run(srv server, name, addr string, useTLS bool, cpuProfile, memProfile string) error {
 	if cpuProfile != "" {
 		f, err := os.Create(cpuProfile)
 		if err != nil {
@@ -92,6 +97,16 @@ func run(srv server, name, addr, cpuProfile, memProfile string) error {
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
 	errc := make(chan error, 1)
+	var cert tls.Certificate
+	if useTLS {
+		if _, ok := srv.(addrServer); ok {
+			return fmt.Errorf("-tls: %s binds its own address; not supported", name)
+		}
+		var err error
+		if cert, err = selfSigned(); err != nil {
+			return fmt.Errorf("self-signed certificate: %w", err)
+		}
+	}
 	if as, ok := srv.(addrServer); ok {
 		go func() { errc <- as.listenAndServe(addr) }()
 		fmt.Fprintf(os.Stderr, "peer %s serving %s (GOMAXPROCS=%d)\n", name, addr, runtime.GOMAXPROCS(0))
@@ -100,8 +115,12 @@ func run(srv server, name, addr, cpuProfile, memProfile string) error {
 		if err != nil {
 			return err
 		}
-		go func() { errc <- srv.serve(ln) }()
-		fmt.Fprintf(os.Stderr, "peer %s listening on %s (GOMAXPROCS=%d)\n", name, ln.Addr(), runtime.GOMAXPROCS(0))
+		if useTLS {
+			go func() { errc <- serveTLS(srv, ln, cert) }()
+		} else {
+			go func() { errc <- srv.serve(ln) }()
+		}
+		fmt.Fprintf(os.Stderr, "peer %s listening on %s (GOMAXPROCS=%d, TLS %v)\n", name, ln.Addr(), runtime.GOMAXPROCS(0), useTLS)
 	}
 
 	select {

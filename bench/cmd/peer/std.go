@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"io"
@@ -29,6 +30,17 @@ func newStdServer(h http.Handler) server {
 
 func (s *stdServer) serve(ln net.Listener) error {
 	if err := s.srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// serveTLS serves HTTP/1.1 and HTTP/2 over TLS (ALPN h2, http/1.1) with
+// cert: the same net/http server, its Protocols widened to HTTP/2 over TLS.
+func (s *stdServer) serveTLS(ln net.Listener, cert tls.Certificate) error {
+	s.srv.Protocols.SetHTTP2(true)
+	s.srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}}
+	if err := s.srv.ServeTLS(ln, "", ""); !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
 	return nil

@@ -2,7 +2,7 @@
 // (peer servers), the scenarios (one route each) and the protocols, with the
 // answer every peer must give so that all of them do the same work.
 //
-// HTTP scenarios run over h1 and h2c; WebSocket scenarios (an echo of one
+// HTTP scenarios run over h1, h2c, h1tls and h2tls; WebSocket scenarios (an echo of one
 // message size on GET /ws/echo, or idle connections) run over ws only. A
 // framework takes part in a protocol's tables when it is Relevant to it: the
 // HTTP frameworks in h1 and h2c, the WebSocket ones in ws (celeris in both).
@@ -20,12 +20,23 @@ import (
 const (
 	H1  = "h1"
 	H2C = "h2c"
+	// H1TLS is HTTP/1.1 over TLS (ALPN http/1.1), H2TLS HTTP/2 over TLS
+	// (ALPN h2); the servers use a self-signed certificate the loader does
+	// not verify.
+	H1TLS = "h1tls"
+	H2TLS = "h2tls"
 	// WS is WebSocket (RFC 6455) over HTTP/1.1: GET /ws/echo, binary messages.
 	WS = "ws"
 )
 
 // Protocols lists every protocol in report order.
-var Protocols = []string{H1, H2C, WS}
+var Protocols = []string{H1, H2C, H1TLS, H2TLS, WS}
+
+// IsTLS reports whether proto runs over TLS.
+func IsTLS(proto string) bool { return proto == H1TLS || proto == H2TLS }
+
+// IsH2 reports whether proto is HTTP/2 (h2c or h2 over TLS).
+func IsH2(proto string) bool { return proto == H2C || proto == H2TLS }
 
 // WSPath is the echo route every WebSocket peer serves.
 const WSPath = "/ws/echo"
@@ -40,6 +51,11 @@ type Framework struct {
 	Demo bool
 	// Inline passes -inline to the demo (handlers run on the event loop).
 	Inline bool
+	// Engine is the demo's -engine for its plaintext listener ("": the
+	// default, gnet on Linux). A framework with an Engine is measured over
+	// plaintext only: the demo's TLS listener is the std engine whatever
+	// -engine says, so its TLS rows would repeat celeris's.
+	Engine string
 	// WS reports whether the peer serves the WebSocket echo on WSPath.
 	WS bool
 	// WSOnly marks a WebSocket peer: it serves GET /bench (for the readiness
@@ -52,6 +68,8 @@ type Framework struct {
 var Frameworks = []Framework{
 	{Name: "celeris", H2C: true, Demo: true, WS: true},
 	{Name: "celeris-inline", H2C: true, Demo: true, Inline: true},
+	// The demo on the std-library engine (internal/stdengine) for plaintext.
+	{Name: "celeris-std", H2C: true, Demo: true, Engine: "std"},
 	{Name: "nethttp", H2C: true},
 	{Name: "gin", H2C: true},
 	{Name: "echo", H2C: true},
@@ -182,11 +200,16 @@ func LookupScenario(name string) (Scenario, bool) {
 
 // Supports reports whether the framework speaks the protocol.
 func (f Framework) Supports(proto string) bool {
+	if IsTLS(proto) && f.Engine != "" {
+		return false // the demo's TLS listener ignores -engine
+	}
 	switch proto {
 	case H1:
 		return !f.WSOnly
-	case H2C:
+	case H2C, H2TLS:
 		return f.H2C
+	case H1TLS:
+		return !f.WSOnly
 	case WS:
 		return f.WS
 	}
@@ -194,11 +217,14 @@ func (f Framework) Supports(proto string) bool {
 }
 
 // Relevant reports whether the framework belongs in proto's tables: the
-// HTTP frameworks in h1 and h2c (a row says "skipped" where one lacks h2c),
+// HTTP frameworks in h1, h2c, h1tls and h2tls (a row says "skipped" where one lacks h2c),
 // the WebSocket frameworks in ws. Elsewhere it is not run and has no row.
 func (f Framework) Relevant(proto string) bool {
 	if proto == WS {
 		return f.WS
+	}
+	if IsTLS(proto) && f.Engine != "" {
+		return false
 	}
 	return !f.WSOnly
 }

@@ -38,8 +38,14 @@ func TestFrameworks(t *testing.T) {
 			}
 		}
 	}
-	if f, _ := LookupFramework("fiber"); f.Supports(H2C) {
-		t.Error("fiber claims h2c")
+	if f, _ := LookupFramework("fiber"); f.Supports(H2C) || f.Supports(H2TLS) || !f.Supports(H1TLS) {
+		t.Errorf("fiber: h2c %v, h2tls %v, h1tls %v; want HTTP/1.1 only", f.Supports(H2C), f.Supports(H2TLS), f.Supports(H1TLS))
+	}
+	if f, _ := LookupFramework("nethttp"); !f.Supports(H1TLS) || !f.Supports(H2TLS) {
+		t.Error("nethttp does not claim h1tls and h2tls")
+	}
+	if f, _ := LookupFramework("celeris-std"); !f.Supports(H1) || !f.Supports(H2C) || f.Relevant(H1TLS) || f.Relevant(H2TLS) {
+		t.Error("celeris-std: want plaintext h1 and h2c only")
 	}
 	if _, ok := LookupFramework("nope"); ok {
 		t.Error("unknown framework found")

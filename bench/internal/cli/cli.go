@@ -83,7 +83,7 @@ func Parse(args []string, stderr io.Writer) (*Config, error) {
 	var (
 		frameworks = fs.String("frameworks", strings.Join(catalog.FrameworkNames(), ","), "comma-separated frameworks, or all")
 		scenarios  = fs.String("scenarios", strings.Join(catalog.ScenarioNames(), ","), "comma-separated scenarios, or all")
-		protocols  = fs.String("protocols", "h1,h2c", "comma-separated protocols (h1, h2c, ws), or all")
+		protocols  = fs.String("protocols", "h1,h2c", "comma-separated protocols (h1, h2c, h1tls, h2tls, ws), or all")
 		wsConns    = fs.String("ws-conns", "1,100,10000", "ws: comma-separated connection counts; each echo scenario is measured at each")
 		exclude    = fs.String("exclude", os.Getenv(ExcludeEnv), "comma-separated frameworks to leave out (default $"+ExcludeEnv+")")
 		c          = &Config{Args: append([]string(nil), args...)}
@@ -96,8 +96,8 @@ func Parse(args []string, stderr io.Writer) (*Config, error) {
 	fs.DurationVar(&c.Rampup.MaxDuration, "max-duration", 15*time.Second, "rampup: stop after this long")
 	fs.IntVar(&c.Rampup.MaxClients, "max-clients", 0, "rampup: stop at this many clients (0: no limit)")
 	fs.IntVar(&c.Conns, "conns", 16, "fixed: connections")
-	fs.IntVar(&c.Streams, "streams", 4, "h2c: concurrent streams (clients) per connection")
-	fs.IntVar(&c.Pipeline, "pipeline", 1, "h1: requests written at once per connection")
+	fs.IntVar(&c.Streams, "streams", 4, "h2c and h2tls: concurrent streams (clients) per connection")
+	fs.IntVar(&c.Pipeline, "pipeline", 1, "h1 and h1tls: requests written at once per connection")
 	fs.IntVar(&c.WSIdleConns, "ws-idle-conns", 10000, "ws: idle connections of the wsidle scenario")
 	fs.DurationVar(&c.Duration, "duration", 10*time.Second, "fixed: measured time")
 	fs.DurationVar(&c.Warmup, "warmup", time.Second, "load before measuring, not counted")
@@ -113,7 +113,7 @@ func Parse(args []string, stderr io.Writer) (*Config, error) {
 	fs.DurationVar(&c.ReadyTimeout, "ready-timeout", 15*time.Second, "how long a server may take to answer GET /bench")
 	fs.StringVar(&c.Progress, "progress", "auto", "live progress line: auto (on a terminal), on or off")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: go run ./cmd/bench [flags]\n\nframeworks: %s\nscenarios:  %s\nprotocols:  h1, h2c, ws\n\nflags:\n",
+		fmt.Fprintf(stderr, "usage: go run ./cmd/bench [flags]\n\nframeworks: %s\nscenarios:  %s\nprotocols:  h1, h2c, h1tls, h2tls, ws\n\nflags:\n",
 			strings.Join(catalog.FrameworkNames(), ", "), strings.Join(catalog.ScenarioNames(), ", "))
 		fs.PrintDefaults()
 	}
@@ -157,7 +157,7 @@ func counts(flagName, list string) ([]int, error) {
 }
 
 // anything checks that some framework, scenario and protocol go together
-// (HTTP scenarios run over h1 and h2c, ws ones over ws; WebSocket peers
+// (HTTP scenarios run over h1, h2c, h1tls and h2tls, ws ones over ws; WebSocket peers
 // only over ws).
 func (c *Config) anything() error {
 	for _, p := range c.Protocols {
@@ -170,7 +170,7 @@ func (c *Config) anything() error {
 		}
 	}
 	return errors.New("nothing to measure: no framework, scenario and protocol go together " +
-		"(ws scenarios run over -protocols ws, the others over h1 and h2c; the WebSocket peers speak ws only)")
+		"(ws scenarios run over -protocols ws, the others over h1, h2c, h1tls and h2tls; the WebSocket peers speak ws only)")
 }
 
 // resolve turns the list flags into catalog entries and checks every value.

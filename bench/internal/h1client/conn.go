@@ -1,6 +1,8 @@
 package h1client
 
 import (
+	"crypto/tls"
+	"fmt"
 	"net"
 	"strconv"
 	"time"
@@ -55,6 +57,27 @@ func Dial(addr string, req Request, depth int, timeout time.Duration, capture bo
 	if err != nil {
 		return nil, err
 	}
+	return newConn(nc, req, depth, capture), nil
+}
+
+// DialTLS connects to addr over TLS with ALPN http/1.1, without verifying
+// the server's certificate (the bench servers' are self-signed), and
+// completes the handshake within timeout.
+func DialTLS(addr string, req Request, depth int, timeout time.Duration, capture bool) (*Conn, error) {
+	d := &net.Dialer{Timeout: timeout}
+	cfg := &tls.Config{InsecureSkipVerify: true, NextProtos: []string{"http/1.1"}}
+	tc, err := tls.DialWithDialer(d, "tcp", addr, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if p := tc.ConnectionState().NegotiatedProtocol; p != "" && p != "http/1.1" {
+		tc.Close()
+		return nil, fmt.Errorf("h1client: server chose ALPN %q, want http/1.1", p)
+	}
+	return newConn(tc, req, depth, capture), nil
+}
+
+func newConn(nc net.Conn, req Request, depth int, capture bool) *Conn {
 	if depth < 1 {
 		depth = 1
 	}
@@ -63,7 +86,7 @@ func Dial(addr string, req Request, depth int, timeout time.Duration, capture bo
 	for range depth {
 		batch = append(batch, one...)
 	}
-	return &Conn{nc: nc, rd: NewReader(nc, 64<<10, capture), batch: batch, depth: depth}, nil
+	return &Conn{nc: nc, rd: NewReader(nc, 64<<10, capture), batch: batch, depth: depth}
 }
 
 // NetConn returns the underlying connection (to close it from another

@@ -19,6 +19,7 @@ package h2client
 import (
 	"bufio"
 	"bytes"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -80,6 +81,9 @@ type Options struct {
 	Capture bool
 	// Timeout bounds the dial and the wait for the server's SETTINGS.
 	Timeout time.Duration
+	// TLS: h2 over TLS (ALPN h2, the server's certificate not verified: the
+	// bench servers' are self-signed) instead of prior-knowledge h2c.
+	TLS bool
 }
 
 const maxStreamID = 1<<31 - 1
@@ -140,7 +144,7 @@ func Dial(addr string, opts Options) (*Conn, error) {
 	if opts.Timeout == 0 {
 		opts.Timeout = 5 * time.Second
 	}
-	nc, err := net.DialTimeout("tcp", addr, opts.Timeout)
+	nc, err := dial(addr, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -194,6 +198,25 @@ func Dial(addr string, opts Options) (*Conn, error) {
 		c.fail(ErrNoSettings)
 		return nil, ErrNoSettings
 	}
+}
+
+// dial opens the TCP connection, or with opts.TLS the TLS one, and checks
+// that the server chose h2 by ALPN (RFC 9113 §3.2).
+func dial(addr string, opts Options) (net.Conn, error) {
+	if !opts.TLS {
+		return net.DialTimeout("tcp", addr, opts.Timeout)
+	}
+	d := &net.Dialer{Timeout: opts.Timeout}
+	cfg := &tls.Config{InsecureSkipVerify: true, NextProtos: []string{"h2"}}
+	tc, err := tls.DialWithDialer(d, "tcp", addr, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if p := tc.ConnectionState().NegotiatedProtocol; p != "h2" {
+		tc.Close()
+		return nil, fmt.Errorf("h2client: server chose ALPN %q, want h2", p)
+	}
+	return tc, nil
 }
 
 // Close closes the connection; requests in flight fail with ErrConnClosed.

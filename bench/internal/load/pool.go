@@ -14,7 +14,7 @@ import (
 
 // Target is what a pool of clients sends.
 type Target struct {
-	Proto  string // catalog.H1 or catalog.H2C
+	Proto  string // catalog.H1, H2C, H1TLS or H2TLS
 	Addr   string // host:port on the loopback
 	Method string
 	Path   string
@@ -70,7 +70,7 @@ func (p *Pool) Size() int { return p.n }
 func (p *Pool) Grow(n int) {
 	for ; p.n < n; p.n++ {
 		p.wg.Add(1)
-		if p.t.Proto == catalog.H2C {
+		if catalog.IsH2(p.t.Proto) {
 			gi := p.n / p.t.Streams
 			if gi == len(p.groups) {
 				p.groups = append(p.groups, &h2group{})
@@ -133,10 +133,14 @@ func (p *Pool) runH1(id int) {
 	done := func(resp *h1client.Response, latency time.Duration) {
 		p.rec.Done(id, resp.Status, latency)
 	}
+	dial := h1client.Dial
+	if catalog.IsTLS(p.t.Proto) {
+		dial = h1client.DialTLS
+	}
 	var c *h1client.Conn
 	for !p.stopped.Load() {
 		if c == nil {
-			nc, err := h1client.Dial(p.t.Addr, req, p.t.Pipeline, dialTimeout, false)
+			nc, err := dial(p.t.Addr, req, p.t.Pipeline, dialTimeout, false)
 			if err != nil {
 				p.fail(id)
 				time.Sleep(retryPause)
@@ -181,7 +185,7 @@ func (g *h2group) get(p *Pool) (*h2client.Conn, error) {
 	if p.stopped.Load() {
 		return nil, errStopped
 	}
-	c, err := h2client.Dial(p.t.Addr, h2client.Options{Timeout: dialTimeout})
+	c, err := h2client.Dial(p.t.Addr, h2client.Options{Timeout: dialTimeout, TLS: catalog.IsTLS(p.t.Proto)})
 	if err != nil {
 		return nil, err
 	}

@@ -75,7 +75,7 @@ const fixedTick = 250 * time.Millisecond
 
 // fixedClients returns the fixed mode's client count.
 func (o *Options) fixedClients() int {
-	if o.Proto == catalog.H2C {
+	if catalog.IsH2(o.Proto) {
 		return o.Conns * max(o.Streams, 1)
 	}
 	return o.Conns

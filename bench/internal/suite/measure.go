@@ -23,7 +23,7 @@ const checkTimeout = 5 * time.Second
 func (s *Suite) measure(ctx context.Context, round int, fw catalog.Framework, sc catalog.Scenario, proto string, conns int) {
 	name := label(sc, conns)
 	res := s.rep.Get(fw.Name, name, proto)
-	label := fmt.Sprintf("[r%d/%d] %-8s %-3s %-14s", round, s.cfg.Rounds, name, proto, fw.Name)
+	label := fmt.Sprintf("[r%d/%d] %-8s %-5s %-14s", round, s.cfg.Rounds, name, proto, fw.Name)
 	if !fw.Supports(proto) {
 		res.Status = report.StatusSkipped
 		res.AddNote(fw.Name + " speaks HTTP/1.1 only")

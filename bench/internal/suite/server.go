@@ -101,8 +101,11 @@ func (p *serverProc) logTail() string {
 // or timeout passes.
 func waitReady(ctx context.Context, p *serverProc, proto string, timeout time.Duration) error {
 	probe := probeHTTP
-	if proto == catalog.WS {
+	switch {
+	case proto == catalog.WS:
 		probe = probeWS
+	case catalog.IsTLS(proto):
+		probe = probeTLS
 	}
 	deadline := time.Now().Add(timeout)
 	var last error
@@ -129,6 +132,11 @@ func probeHTTP(addr string) error {
 	return check(addr, simple, catalog.H1, time.Second)
 }
 
+func probeTLS(addr string) error {
+	simple, _ := catalog.LookupScenario("simple")
+	return check(addr, simple, catalog.H1TLS, time.Second)
+}
+
 func probeWS(addr string) error {
 	return wsclient.Echo(addr, catalog.WSPath, []byte("r"), time.Second)
 }
@@ -142,10 +150,10 @@ func check(addr string, sc catalog.Scenario, proto string, timeout time.Duration
 		}
 		return nil
 	}
-	if proto == catalog.H2C {
-		c, err := h2client.Dial(addr, h2client.Options{Capture: true, Timeout: timeout})
+	if catalog.IsH2(proto) {
+		c, err := h2client.Dial(addr, h2client.Options{Capture: true, Timeout: timeout, TLS: catalog.IsTLS(proto)})
 		if err != nil {
-			return fmt.Errorf("h2c connection failed: %w", err)
+			return fmt.Errorf("%s connection failed: %w", proto, err)
 		}
 		defer c.Close()
 		timer := time.AfterFunc(timeout, func() { c.Close() })
@@ -157,7 +165,11 @@ func check(addr string, sc catalog.Scenario, proto string, timeout time.Duration
 		return wrongAnswer(sc.Check(resp.Status, resp.Body))
 	}
 	req := h1client.Request{Method: sc.Method, Path: sc.Path, Host: addr, Body: sc.Body()}
-	c, err := h1client.Dial(addr, req, 1, timeout, true)
+	dial := h1client.Dial
+	if catalog.IsTLS(proto) {
+		dial = h1client.DialTLS
+	}
+	c, err := dial(addr, req, 1, timeout, true)
 	if err != nil {
 		return fmt.Errorf("connection failed: %w", err)
 	}

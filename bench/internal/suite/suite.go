@@ -267,6 +267,18 @@ func (s *Suite) serverCommand(fw catalog.Framework, proto, addr, tag string) ([]
 			return nil, fmt.Errorf("the celeris demo did not build")
 		}
 		args := []string{"-addr", addr}
+		if catalog.IsTLS(proto) {
+			// The demo serves plaintext on -addr too (idle here) and TLS,
+			// with a self-signed certificate made at start, on -tls-addr.
+			plain, err := freeAddr()
+			if err != nil {
+				return nil, err
+			}
+			args = []string{"-addr", plain, "-tls-addr", addr}
+		}
+		if fw.Engine != "" {
+			args = append(args, "-engine", fw.Engine)
+		}
 		if fw.Inline {
 			args = append(args, "-inline")
 		}
@@ -288,6 +300,9 @@ func (s *Suite) serverCommand(fw catalog.Framework, proto, addr, tag string) ([]
 		return nil, fmt.Errorf("bench/cmd/peer did not build")
 	}
 	args := []string{"-framework", fw.Name, "-addr", addr}
+	if catalog.IsTLS(proto) {
+		args = append(args, "-tls")
+	}
 	if cpuProf != "" {
 		args = append(args, "-cpuprofile", cpuProf)
 	}
