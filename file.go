@@ -25,17 +25,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/celeris-dev/celeris/internal/httprange"
+
 	"github.com/celeris-dev/celeris/internal/httpmsg"
 )
 
 // fileInMemory is the largest body File sends as one complete response; larger
 // ones are streamed with their length.
 const fileInMemory = 64 << 10
-
-// maxRanges bounds the ranges of one request: more (or ranges adding up to more
-// than the file) get the whole file, as net/http does against range amplification
-// (CVE-2011-3192).
-const maxRanges = 32
 
 // File sends the file at name (a path on the local file system) with its
 // Content-Type (from the extension, else sniffed), Last-Modified, ETag and
@@ -162,7 +159,7 @@ func (c *Context) serveFile(f fs.File, name string) error {
 		return NewHTTPError(http.StatusPreconditionFailed, "")
 	}
 	c.SetHeader("Accept-Ranges", "bytes")
-	ranges, res := []byteRange{{0, size}}, rangeIgnore
+	ranges, res := []byteRange{{Start: 0, End: size}}, rangeIgnore
 	if rh := c.Header("Range"); rh != "" && c.Method() == http.MethodGet && ifRangeMatches(c, tag, mod) {
 		var rs []byteRange
 		if rs, res = parseRanges(rh, size); res == rangeOK {
@@ -175,7 +172,7 @@ func (c *Context) serveFile(f fs.File, name string) error {
 		return c.Blob(http.StatusRequestedRangeNotSatisfiable, textPlain, []byte("Range Not Satisfiable"))
 	case res == rangeOK && len(ranges) == 1:
 		r := ranges[0]
-		c.SetHeader("Content-Range", "bytes "+strconv.FormatInt(r.start, 10)+"-"+strconv.FormatInt(r.end-1, 10)+"/"+strconv.FormatInt(size, 10))
+		c.SetHeader("Content-Range", "bytes "+strconv.FormatInt(r.Start, 10)+"-"+strconv.FormatInt(r.End-1, 10)+"/"+strconv.FormatInt(size, 10))
 		return c.sendRanges(f, http.StatusPartialContent, ctype, ranges, "", size)
 	case res == rangeOK:
 		return c.sendRanges(f, http.StatusPartialContent, ctype, ranges, rangeBoundary(tag, size), size)
@@ -223,17 +220,17 @@ func (c *Context) sendRanges(f fs.File, status int, ctype string, ranges []byteR
 	var total int64
 	var heads []string
 	if boundary == "" {
-		total = ranges[0].end - ranges[0].start
+		total = ranges[0].End - ranges[0].Start
 	} else {
 		heads = make([]string, len(ranges))
 		for i, r := range ranges {
 			h := "\r\n--" + boundary + "\r\nContent-Type: " + ctype + "\r\nContent-Range: bytes " +
-				strconv.FormatInt(r.start, 10) + "-" + strconv.FormatInt(r.end-1, 10) + "/" + strconv.FormatInt(size, 10) + "\r\n\r\n"
+				strconv.FormatInt(r.Start, 10) + "-" + strconv.FormatInt(r.End-1, 10) + "/" + strconv.FormatInt(size, 10) + "\r\n\r\n"
 			if i == 0 {
 				h = h[2:]
 			}
 			heads[i] = h
-			total += int64(len(h)) + r.end - r.start
+			total += int64(len(h)) + r.End - r.Start
 		}
 		total += int64(len("\r\n--" + boundary + "--\r\n"))
 		ctype = "multipart/byteranges; boundary=" + boundary
@@ -265,10 +262,10 @@ func (c *Context) sendRanges(f fs.File, status int, ctype string, ranges []byteR
 				return err
 			}
 		}
-		if err := seekTo(f, r.start); err != nil {
+		if err := seekTo(f, r.Start); err != nil {
 			return err
 		}
-		if _, err := io.CopyBuffer(writerOnly{w}, io.LimitReader(f, r.end-r.start), *bp); err != nil {
+		if _, err := io.CopyBuffer(writerOnly{w}, io.LimitReader(f, r.End-r.Start), *bp); err != nil {
 			return err
 		}
 	}
@@ -286,10 +283,10 @@ type writerOnly struct{ io.Writer }
 var fileBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
 
 func copyRange(w io.Writer, f fs.File, r byteRange) error {
-	if err := seekTo(f, r.start); err != nil {
+	if err := seekTo(f, r.Start); err != nil {
 		return err
 	}
-	_, err := io.CopyN(w, f, r.end-r.start)
+	_, err := io.CopyN(w, f, r.End-r.Start)
 	return err
 }
 
@@ -402,94 +399,21 @@ func ifRangeMatches(c *Context, tag string, mod time.Time) bool {
 	return err == nil && !mod.IsZero() && mod.Truncate(time.Second).Equal(t)
 }
 
-type byteRange struct{ start, end int64 } // [start, end)
-
-type rangeResult int
-
-const (
-	rangeIgnore        rangeResult = iota // no Range, malformed, or too many: whole file
-	rangeOK                               // satisfiable ranges
-	rangeUnsatisfiable                    // 416
+// The Range parser is shared with the static middleware (internal/httprange).
+type (
+	byteRange   = httprange.Range
+	rangeResult = httprange.Result
 )
 
-// parseRanges parses a Range value (RFC 9110 §14.1.2) for size bytes. Ranges
-// that cannot be satisfied are dropped; none left is 416.
-func parseRanges(v string, size int64) ([]byteRange, rangeResult) {
-	const unit = "bytes="
-	if len(v) < len(unit) || !strings.EqualFold(v[:len(unit)], unit) {
-		return nil, rangeIgnore
-	}
-	var out []byteRange
-	var total int64
-	n := 0
-	for spec := range strings.SplitSeq(v[len(unit):], ",") {
-		spec = strings.TrimSpace(spec)
-		if spec == "" {
-			continue
-		}
-		if n++; n > maxRanges {
-			return nil, rangeIgnore
-		}
-		first, last, ok := strings.Cut(spec, "-")
-		if !ok {
-			return nil, rangeIgnore
-		}
-		first, last = strings.TrimSpace(first), strings.TrimSpace(last)
-		var r byteRange
-		if first == "" { // the last n bytes
-			k, ok := digits(last)
-			if !ok {
-				return nil, rangeIgnore
-			}
-			if k == 0 || size == 0 {
-				continue
-			}
-			r = byteRange{max(0, size-k), size}
-		} else {
-			a, ok := digits(first)
-			if !ok {
-				return nil, rangeIgnore
-			}
-			b := size - 1
-			if last != "" {
-				if b, ok = digits(last); !ok || b < a {
-					return nil, rangeIgnore
-				}
-				b = min(b, size-1)
-			}
-			if a >= size {
-				continue
-			}
-			r = byteRange{a, b + 1}
-		}
-		total += r.end - r.start
-		out = append(out, r)
-	}
-	if n == 0 {
-		return nil, rangeIgnore
-	}
-	if len(out) == 0 {
-		return nil, rangeUnsatisfiable
-	}
-	if total > size && len(out) > 1 {
-		return nil, rangeIgnore // overlapping ranges asking for more than the file
-	}
-	return out, rangeOK
-}
+const (
+	rangeIgnore        = httprange.Ignore
+	rangeOK            = httprange.OK
+	rangeUnsatisfiable = httprange.Unsatisfiable
+)
 
-func digits(s string) (int64, bool) {
-	if s == "" || len(s) > 18 {
-		return 0, false
-	}
-	var n int64
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return 0, false
-		}
-		n = n*10 + int64(s[i]-'0')
-	}
-	return n, true
-}
+var parseRanges = httprange.Parse
+
+const maxRanges = httprange.MaxRanges
 
 // SaveFile copies an uploaded file (from FormFile or MultipartForm) to dst,
 // creating or truncating it with mode 0o644. dst is a path chosen by the server:

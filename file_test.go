@@ -238,11 +238,11 @@ func TestParseRanges(t *testing.T) {
 		want []byteRange
 		res  rangeResult
 	}{
-		{"bytes=0-4", 10, []byteRange{{0, 5}}, rangeOK},
-		{"bytes=5-", 10, []byteRange{{5, 10}}, rangeOK},
-		{"bytes=-3", 10, []byteRange{{7, 10}}, rangeOK},
-		{"bytes=0-1,4-5", 10, []byteRange{{0, 2}, {4, 6}}, rangeOK},
-		{"bytes=20-30, 0-0", 10, []byteRange{{0, 1}}, rangeOK},
+		{"bytes=0-4", 10, []byteRange{{Start: 0, End: 5}}, rangeOK},
+		{"bytes=5-", 10, []byteRange{{Start: 5, End: 10}}, rangeOK},
+		{"bytes=-3", 10, []byteRange{{Start: 7, End: 10}}, rangeOK},
+		{"bytes=0-1,4-5", 10, []byteRange{{Start: 0, End: 2}, {Start: 4, End: 6}}, rangeOK},
+		{"bytes=20-30, 0-0", 10, []byteRange{{Start: 0, End: 1}}, rangeOK},
 		{"bytes=10-", 10, nil, rangeUnsatisfiable},
 		{"bytes=-0", 10, nil, rangeUnsatisfiable},
 		{"bytes=0-9,0-9", 10, nil, rangeIgnore}, // more than the file

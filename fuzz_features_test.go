@@ -28,10 +28,10 @@ func FuzzParseRanges(f *testing.F) {
 		}
 		var total int64
 		for _, r := range rs {
-			if r.start < 0 || r.start >= r.end || r.end > size {
+			if r.Start < 0 || r.Start >= r.End || r.End > size {
 				t.Fatalf("%q (size %d): range %v", v, size, r)
 			}
-			total += r.end - r.start
+			total += r.End - r.Start
 		}
 		if len(rs) > 1 && total > size {
 			t.Fatalf("%q: %d bytes asked of %d", v, total, size)

@@ -65,6 +65,7 @@ import (
 	"time"
 
 	"github.com/celeris-dev/celeris"
+	"github.com/celeris-dev/celeris/internal/httprange"
 	"github.com/celeris-dev/celeris/middleware/etag"
 )
 
@@ -384,68 +385,24 @@ func ifRange(c *celeris.Context, tag string, mod time.Time) bool {
 	return err == nil && !mod.IsZero() && mod.Truncate(time.Second).Equal(t)
 }
 
-type rangeResult int
+type rangeResult = httprange.Result
 
 const (
-	rangeIgnore        rangeResult = iota // malformed or several ranges: whole file
-	rangeOK                               // one satisfiable range
-	rangeUnsatisfiable                    // 416
+	rangeIgnore        = httprange.Ignore        // malformed or several ranges: whole file
+	rangeOK            = httprange.OK            // one satisfiable range
+	rangeUnsatisfiable = httprange.Unsatisfiable // 416
 )
 
 // parseRange parses a Range value for a representation of size bytes (RFC 9110
-// §14.1.2) and returns the one range as [start, end).
+// §14.1.2) and returns the one range as [start, end); several ranges are served as
+// the whole file. The parser is Context.File's (internal/httprange).
 func parseRange(v string, size int64) (start, end int64, res rangeResult) {
-	const unit = "bytes="
-	if len(v) < len(unit) || !strings.EqualFold(v[:len(unit)], unit) {
+	if strings.IndexByte(v, ',') >= 0 {
 		return 0, 0, rangeIgnore
 	}
-	spec := strings.TrimSpace(v[len(unit):])
-	if strings.IndexByte(spec, ',') >= 0 {
-		return 0, 0, rangeIgnore
+	rs, res := httprange.Parse(v, size)
+	if res != rangeOK {
+		return 0, 0, res
 	}
-	first, last, ok := strings.Cut(spec, "-")
-	if !ok {
-		return 0, 0, rangeIgnore
-	}
-	first, last = strings.TrimSpace(first), strings.TrimSpace(last)
-	if first == "" { // suffix range: the last n bytes
-		n, ok := parseDigits(last)
-		if !ok {
-			return 0, 0, rangeIgnore
-		}
-		if n == 0 || size == 0 {
-			return 0, 0, rangeUnsatisfiable
-		}
-		return max(0, size-n), size, rangeOK
-	}
-	a, ok := parseDigits(first)
-	if !ok {
-		return 0, 0, rangeIgnore
-	}
-	b := size - 1
-	if last != "" {
-		if b, ok = parseDigits(last); !ok || b < a {
-			return 0, 0, rangeIgnore
-		}
-		b = min(b, size-1)
-	}
-	if a >= size {
-		return 0, 0, rangeUnsatisfiable
-	}
-	return a, b + 1, rangeOK
-}
-
-// parseDigits parses 1*DIGIT without sign or overflow.
-func parseDigits(s string) (int64, bool) {
-	if s == "" || len(s) > 18 {
-		return 0, false
-	}
-	var n int64
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return 0, false
-		}
-		n = n*10 + int64(s[i]-'0')
-	}
-	return n, true
+	return rs[0].Start, rs[0].End, rangeOK
 }
