@@ -43,11 +43,10 @@
 // # Memory
 //
 // Files up to MaxInMemory bytes (4 MiB) are read whole into a pooled buffer and
-// sent with Content-Length. Larger files are streamed (chunked on HTTP/1.1) from
-// the file, seeking for ranges when the file supports io.Seeker. A HEAD request for
-// such a file gets the framing its GET gets: "Transfer-Encoding: chunked" on
-// HTTP/1.1 and no content-length on HTTP/2, not the file's length (the Context
-// cannot declare the length of a streamed response).
+// sent with Content-Length. Larger files are streamed from the file
+// (Context.StreamLength: still with their exact Content-Length, never chunked),
+// seeking for ranges when the file supports io.Seeker. A HEAD request for such a
+// file gets the same Content-Length and no body.
 package static
 
 import (
@@ -329,7 +328,7 @@ func (s *server) stream(c *celeris.Context, f fs.File, status int, ctype string,
 			return err
 		}
 	}
-	w, err := c.Stream(status, ctype)
+	w, err := c.StreamLength(status, ctype, end-start)
 	if err != nil || c.Method() == http.MethodHead {
 		return err
 	}

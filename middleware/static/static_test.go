@@ -248,35 +248,45 @@ func TestNew(t *testing.T) {
 	}
 }
 
-// TestHeadOfStreamedFile: a HEAD for a file above MaxInMemory gets the framing
-// its GET gets, Transfer-Encoding: chunked on HTTP/1.1 (no Content-Length: 0,
-// which would claim an empty file), as the package doc says.
+// TestHeadOfStreamedFile: a file above MaxInMemory is streamed with its exact
+// Content-Length (never chunked), and a HEAD for it gets that length without a
+// body, on HTTP/1.1 and HTTP/2; a streamed range gets the range's length.
 func TestHeadOfStreamedFile(t *testing.T) {
 	addr := startStatic(t)
-	for _, method := range []string{"GET", "HEAD"} {
+	for _, tc := range []struct{ method, rng, body string }{
+		{"GET", "", big}, {"HEAD", "", ""}, {"GET", "bytes=1000-1009", "0123456789"},
+	} {
 		conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer conn.Close()
 		_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
-		if _, err := conn.Write([]byte(method + " /small/big.txt HTTP/1.1\r\nHost: x\r\n\r\n")); err != nil {
+		req := tc.method + " /small/big.txt HTTP/1.1\r\nHost: x\r\n"
+		if tc.rng != "" {
+			req += "Range: " + tc.rng + "\r\n"
+		}
+		if _, err := conn.Write([]byte(req + "\r\n")); err != nil {
 			t.Fatal(err)
 		}
-		resp, err := http.ReadResponse(bufio.NewReader(conn), &http.Request{Method: method})
+		resp, err := http.ReadResponse(bufio.NewReader(conn), &http.Request{Method: tc.method})
 		if err != nil {
 			t.Fatal(err)
 		}
+		got, err := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if resp.StatusCode != 200 || len(resp.TransferEncoding) != 1 || resp.TransferEncoding[0] != "chunked" ||
-			resp.Header.Get("Content-Length") != "" {
-			t.Errorf("%s: %d, Transfer-Encoding %v, Content-Length %q", method, resp.StatusCode,
-				resp.TransferEncoding, resp.Header.Get("Content-Length"))
+		want := strconv.Itoa(len(big))
+		if tc.rng != "" {
+			want = "10"
+		}
+		if err != nil || len(resp.TransferEncoding) != 0 || resp.Header.Get("Content-Length") != want || string(got) != tc.body {
+			t.Errorf("%s %q: %d, Transfer-Encoding %v, Content-Length %q (want %s), body %d bytes, err %v", tc.method, tc.rng,
+				resp.StatusCode, resp.TransferEncoding, resp.Header.Get("Content-Length"), want, len(got), err)
 		}
 	}
 	mwtest.Run(t, addr, func(t *testing.T, client *http.Client) {
 		resp, _ := mwtest.Do(t, client, "HEAD", "http://"+addr+"/small/big.txt", nil, nil)
-		if resp.StatusCode != 200 || resp.ContentLength > 0 || resp.Header.Get("Content-Length") == "0" {
+		if resp.StatusCode != 200 || resp.ContentLength != int64(len(big)) {
 			t.Errorf("HEAD over %s: %d, Content-Length %d", resp.Proto, resp.StatusCode, resp.ContentLength)
 		}
 	})
