@@ -178,8 +178,13 @@ func writeScaling(w io.Writer, base, multi *side) {
 		br, bc, bN, bW := base.medians(k)
 		mr, mc, mN, mW := multi.medians(k)
 		if bN == 0 && mN == 0 {
-			why := strings.Join(append(slices.Clone(multi.notes[k]), base.notes[k]...), "; ")
-			fmt.Fprintf(w, "| %s | %s | %s | — | — | — | — | — | 0 | %s |\n", k.protocol, k.scenario, k.framework, why)
+			why := slices.Clone(multi.notes[k])
+			for _, n := range base.notes[k] {
+				if !slices.Contains(why, n) {
+					why = append(why, n)
+				}
+			}
+			fmt.Fprintf(w, "| %s | %s | %s | — | — | — | — | — | 0 | %s |\n", k.protocol, k.scenario, k.framework, strings.Join(why, "; "))
 			continue
 		}
 		ratio := "—"

@@ -323,7 +323,7 @@ func (s *Suite) serverCommand(fw catalog.Framework, proto, addr, tag string) ([]
 	}
 	if fw.Demo {
 		if s.demoErr != nil {
-			return nil, fmt.Errorf("the celeris demo did not build")
+			return nil, fmt.Errorf("no celeris demo: %s", firstLine(s.demoErr))
 		}
 		args := []string{"-addr", addr}
 		if catalog.IsTLS(proto) {
@@ -356,7 +356,7 @@ func (s *Suite) serverCommand(fw catalog.Framework, proto, addr, tag string) ([]
 		return s.pin.command(s.demoBin, args...), nil
 	}
 	if s.peerErr != nil {
-		return nil, fmt.Errorf("bench/cmd/peer did not build")
+		return nil, fmt.Errorf("no bench/cmd/peer: %s", firstLine(s.peerErr))
 	}
 	args := []string{"-framework", fw.Name, "-addr", addr}
 	if catalog.IsTLS(proto) {
@@ -369,4 +369,9 @@ func (s *Suite) serverCommand(fw catalog.Framework, proto, addr, tag string) ([]
 		args = append(args, "-memprofile", memProf)
 	}
 	return s.pin.command(s.peerBin, args...), nil
+}
+
+func firstLine(err error) string {
+	first, _, _ := strings.Cut(err.Error(), "\n")
+	return first
 }
