@@ -66,8 +66,12 @@ PROCS=${PROCS:-$(count "$SERVER_CPUS")}
 [ -x "$BUNDLE/bench" ] && [ -x "$BUNDLE/demo" ] && [ -x "$BUNDLE/peer" ] \
   || die "$BUNDLE has no bench, demo and peer: run bench/scripts/bundle.sh and use its directory (or set BUNDLE)"
 command -v taskset >/dev/null || die "taskset not found (util-linux): a scaling table needs pinning"
+# taskset accepts a list as long as one of its CPUs exists: check every CPU.
+ncpu=$(nproc)
 for list in "$SERVER_CPUS" "$BASE_CPUS" "$LOADER_CPUS"; do
-  taskset -c "$list" true 2>/dev/null || die "taskset -c $list refused: this machine has $(nproc) CPUs; set SERVER_CPUS, BASE_CPUS and LOADER_CPUS"
+  top=$(tr ',-' '\n\n' <<<"$list" | sort -n | tail -1)
+  [ "$top" -lt "$ncpu" ] && taskset -c "$list" true 2>/dev/null \
+    || die "CPU list $list does not fit this machine ($ncpu CPUs); set SERVER_CPUS, BASE_CPUS and LOADER_CPUS"
 done
 
 mkdir -p "$OUT"

@@ -102,7 +102,7 @@ func TestBundle(t *testing.T) {
 		return
 	}
 	menv := toolEnv(t, filepath.Join(tmp, "mpath"), "bash", "taskset", "true", "nproc", "grep", "sed",
-		"seq", "date", "tee", "mkdir", "dirname")
+		"seq", "date", "tee", "mkdir", "dirname", "tr", "sort", "tail")
 	mout := filepath.Join(run, "multicore")
 	m := exec.Command(filepath.Join(dir, "multicore.sh"))
 	m.Dir = run
