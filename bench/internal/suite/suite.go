@@ -1,15 +1,16 @@
 // Package suite runs the benchmark. Life of a run: find the bench module
 // (and the repository root above it), pin this process to the loader CPUs
 // with taskset, build bench/cmd/peer and the repository's cmd/demo once into
-// a temporary directory (or, with -bin-dir, take them prebuilt from a bundle
-// and need neither the go command nor the source tree), then for each round, scenario, protocol and
-// framework in turn (so rounds interleave A B C A B C): start a fresh server
-// process pinned to the server CPUs with GOMAXPROCS set, wait until it
-// answers GET /bench, check it gives the scenario's expected answer, measure
-// it with the load package while reading its CPU time from /proc, stop it
-// with SIGTERM (the peers then write profiles) and record the run. A server
-// that fails to build, start or answer is recorded as failed and the run
-// goes on. Reports are written at the end, also after an interrupt.
+// a temporary directory (or, with -bin-dir, take them prebuilt from a
+// bundle, needing neither the go command nor the source tree), then for
+// each round, scenario, protocol and framework in turn (so rounds
+// interleave A B C A B C): start a fresh server process pinned to the
+// server CPUs with GOMAXPROCS set, wait until it answers GET /bench, check
+// it gives the scenario's expected answer, measure it with the load package
+// while reading its CPU time from /proc, stop it with SIGTERM (the peers
+// then write profiles) and record the run. A server that fails to build,
+// start or answer is recorded as failed and the run goes on. Reports are
+// written at the end, also after an interrupt.
 package suite
 
 import (
@@ -153,11 +154,7 @@ func orNone(s string) string {
 // build compiles bench/cmd/peer and the root module's cmd/demo (in the root
 // module, with its own go.mod, exactly as users build it) when needed.
 func (s *Suite) build(ctx context.Context, benchDir, tmp string) {
-	needPeer, needDemo := false, false
-	for _, f := range s.cfg.Frameworks {
-		needPeer = needPeer || !f.Demo
-		needDemo = needDemo || f.Demo
-	}
+	needPeer, needDemo := s.needs()
 	if needPeer {
 		s.peerBin = filepath.Join(tmp, "peer")
 		s.con.printf("building bench/cmd/peer ...")
@@ -188,11 +185,7 @@ const (
 // no go command, no source tree. A missing or non-executable binary fails
 // the rows that need it, like a failed build.
 func (s *Suite) prebuilt(ctx context.Context, dir string) {
-	needPeer, needDemo := false, false
-	for _, f := range s.cfg.Frameworks {
-		needPeer = needPeer || !f.Demo
-		needDemo = needDemo || f.Demo
-	}
+	needPeer, needDemo := s.needs()
 	if needPeer {
 		if s.peerBin, s.peerErr = executable(dir, PeerBinary); s.peerErr != nil {
 			s.note("peer: " + s.peerErr.Error())
@@ -222,6 +215,16 @@ func executable(dir, name string) (string, error) {
 		return "", fmt.Errorf("prebuilt %s is not an executable file", p)
 	}
 	return p, nil
+}
+
+// needs says whether the frameworks of the run need bench/cmd/peer and the
+// celeris demo.
+func (s *Suite) needs() (peer, demo bool) {
+	for _, f := range s.cfg.Frameworks {
+		peer = peer || !f.Demo
+		demo = demo || f.Demo
+	}
+	return peer, demo
 }
 
 // demoFlags records which optional flags the demo accepts.
