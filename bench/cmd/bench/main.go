@@ -5,6 +5,11 @@
 //	cd bench && go run ./cmd/bench -frameworks celeris,nethttp,fasthttp \
 //	    -scenarios simple,json -protocols h1,h2c -mode rampup -out results/
 //
+// With prebuilt servers (a bundle from bench/scripts/bundle.sh, no go
+// command needed): ./bench -bin-dir . [flags]. "bench scaling -base FILES
+// -multi FILES" prints the scaling table of single- against multi-core runs
+// (bench/scripts/multicore.sh).
+//
 // Exit status: 0 when everything was measured, 1 when some server failed
 // (the reports still list it) or nothing could run, 2 for bad flags.
 // See bench/README.md for the method and every flag.
@@ -13,6 +18,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/signal"
@@ -25,6 +31,17 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "scaling" {
+		err := suite.Scaling(os.Args[2:], os.Stdout, os.Stderr)
+		switch {
+		case errors.Is(err, flag.ErrHelp):
+			os.Exit(0)
+		case err != nil:
+			fmt.Fprintf(os.Stderr, "bench scaling: %v\n", err)
+			os.Exit(2)
+		}
+		return
+	}
 	cfg, err := cli.Parse(os.Args[1:], os.Stderr)
 	if errors.Is(err, cli.ErrHelp) {
 		os.Exit(0)

@@ -44,14 +44,18 @@ type Config struct {
 	Warmup      time.Duration
 	Rounds      int
 	// ServerCPUs and LoaderCPUs are taskset lists; empty means no pinning.
-	ServerCPUs   string
-	LoaderCPUs   string
-	ServerProcs  int
-	Out          string
-	CPUProfile   string // directory, "" for none
-	MemProfile   string // directory, "" for none
-	LoaderProf   string // file for the load generator's own CPU profile
-	BenchDir     string // bench module directory, "" to find it
+	ServerCPUs  string
+	LoaderCPUs  string
+	ServerProcs int
+	Out         string
+	CPUProfile  string // directory, "" for none
+	MemProfile  string // directory, "" for none
+	LoaderProf  string // file for the load generator's own CPU profile
+	BenchDir    string // bench module directory, "" to find it
+	// BinDir holds prebuilt servers (a bundle from bench/scripts/bundle.sh):
+	// the suite then builds nothing and never runs the go command. "" means
+	// build them with go from the source tree, as usual.
+	BinDir       string
 	ReadyTimeout time.Duration
 	Progress     string // auto, on or off
 	Excluded     []string
@@ -110,10 +114,11 @@ func Parse(args []string, stderr io.Writer) (*Config, error) {
 	fs.StringVar(&c.MemProfile, "memprofile", "", "directory for server heap profiles (idem)")
 	fs.StringVar(&c.LoaderProf, "loader-cpuprofile", "", "write the load generator's own CPU profile to this file")
 	fs.StringVar(&c.BenchDir, "bench-dir", "", "the bench module directory (default: found from the working directory)")
+	fs.StringVar(&c.BinDir, "bin-dir", "", "use the prebuilt servers in this directory (a bundle from scripts/bundle.sh) instead of building them with go")
 	fs.DurationVar(&c.ReadyTimeout, "ready-timeout", 15*time.Second, "how long a server may take to answer GET /bench")
 	fs.StringVar(&c.Progress, "progress", "auto", "live progress line: auto (on a terminal), on or off")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: go run ./cmd/bench [flags]\n\nframeworks: %s\nscenarios:  %s\nprotocols:  h1, h2c, h1tls, h2tls, ws\n\nflags:\n",
+		fmt.Fprintf(stderr, "usage: go run ./cmd/bench [flags]   (from a bundle: ./bench -bin-dir . [flags]; ./bench scaling -h)\n\nframeworks: %s\nscenarios:  %s\nprotocols:  h1, h2c, h1tls, h2tls, ws\n\nflags:\n",
 			strings.Join(catalog.FrameworkNames(), ", "), strings.Join(catalog.ScenarioNames(), ", "))
 		fs.PrintDefaults()
 	}
@@ -244,6 +249,16 @@ func (c *Config) resolve(frameworks, scenarios, protocols, exclude string) error
 	}
 	if c.Out == "" {
 		return errors.New("-out: empty output directory")
+	}
+	if c.BinDir != "" {
+		if c.BenchDir != "" {
+			return errors.New("-bin-dir and -bench-dir exclude each other: prebuilt servers need no source tree")
+		}
+		if st, err := os.Stat(c.BinDir); err != nil {
+			return fmt.Errorf("-bin-dir: %v", err)
+		} else if !st.IsDir() {
+			return fmt.Errorf("-bin-dir: %s is not a directory", c.BinDir)
+		}
 	}
 	return nil
 }

@@ -83,6 +83,9 @@ func TestParseErrors(t *testing.T) {
 		{args: "-ws-idle-conns 0", want: "-ws-idle-conns: 0 is out of range"},
 		{args: "-frameworks gorilla -protocols h1", want: "nothing to measure"},
 		{args: "-scenarios ws64 -protocols h1,h2c", want: "nothing to measure"},
+		{args: "-bin-dir /no/such/celeris/bundle", want: "-bin-dir: stat /no/such/celeris/bundle"},
+		{args: "-bin-dir cli.go", want: "-bin-dir: cli.go is not a directory"},
+		{args: "-bin-dir . -bench-dir ..", want: "-bin-dir and -bench-dir exclude each other"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.args, func(t *testing.T) {
@@ -105,5 +108,17 @@ func TestParseWS(t *testing.T) {
 	}
 	if fmt.Sprint(c.WSConns) != "[2 50]" || len(c.Scenarios) != 2 || c.Protocols[0] != catalog.WS {
 		t.Fatalf("ws config: %v %v %v", c.WSConns, c.Scenarios, c.Protocols)
+	}
+}
+
+func TestParseBinDir(t *testing.T) {
+	t.Setenv(ExcludeEnv, "")
+	dir := t.TempDir()
+	c, err := Parse([]string{"-bin-dir", dir}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.BinDir != dir || c.BenchDir != "" {
+		t.Fatalf("BinDir %q BenchDir %q", c.BinDir, c.BenchDir)
 	}
 }

@@ -39,7 +39,7 @@ func findBenchDir(dir string) (string, error) {
 			return sub, nil
 		}
 		if filepath.Dir(d) == d {
-			return "", fmt.Errorf("no %s module above %s: run from bench/ or pass -bench-dir", benchModule, wd)
+			return "", fmt.Errorf("no %s module above %s: run from bench/, pass -bench-dir, or -bin-dir DIR with prebuilt servers (bench/scripts/bundle.sh)", benchModule, wd)
 		}
 	}
 }

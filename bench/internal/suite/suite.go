@@ -1,14 +1,16 @@
 // Package suite runs the benchmark. Life of a run: find the bench module
 // (and the repository root above it), pin this process to the loader CPUs
 // with taskset, build bench/cmd/peer and the repository's cmd/demo once into
-// a temporary directory, then for each round, scenario, protocol and
-// framework in turn (so rounds interleave A B C A B C): start a fresh server
-// process pinned to the server CPUs with GOMAXPROCS set, wait until it
-// answers GET /bench, check it gives the scenario's expected answer, measure
-// it with the load package while reading its CPU time from /proc, stop it
-// with SIGTERM (the peers then write profiles) and record the run. A server
-// that fails to build, start or answer is recorded as failed and the run
-// goes on. Reports are written at the end, also after an interrupt.
+// a temporary directory (or, with -bin-dir, take them prebuilt from a
+// bundle, needing neither the go command nor the source tree), then for
+// each round, scenario, protocol and framework in turn (so rounds
+// interleave A B C A B C): start a fresh server process pinned to the
+// server CPUs with GOMAXPROCS set, wait until it answers GET /bench, check
+// it gives the scenario's expected answer, measure it with the load package
+// while reading its CPU time from /proc, stop it with SIGTERM (the peers
+// then write profiles) and record the run. A server that fails to build,
+// start or answer is recorded as failed and the run goes on. Reports are
+// written at the end, also after an interrupt.
 package suite
 
 import (
@@ -50,9 +52,12 @@ type Suite struct {
 // the report and the files written; an error means nothing could be
 // measured at all (no bench module, no output directory).
 func Run(ctx context.Context, cfg *cli.Config, stdout io.Writer) (*report.Report, []string, error) {
-	benchDir, err := findBenchDir(cfg.BenchDir)
-	if err != nil {
-		return nil, nil, err
+	var benchDir string
+	if cfg.BinDir == "" {
+		var err error
+		if benchDir, err = findBenchDir(cfg.BenchDir); err != nil {
+			return nil, nil, err
+		}
 	}
 	s := &Suite{cfg: cfg, con: newConsole(stdout, cfg.Progress), said: map[string]bool{}}
 	s.logDir = filepath.Join(cfg.Out, "logs")
@@ -70,7 +75,11 @@ func Run(ctx context.Context, cfg *cli.Config, stdout io.Writer) (*report.Report
 	for _, n := range s.pin.notes {
 		s.note(n)
 	}
-	s.build(ctx, benchDir, tmp)
+	if cfg.BinDir != "" {
+		s.prebuilt(ctx, cfg.BinDir)
+	} else {
+		s.build(ctx, benchDir, tmp)
+	}
 	s.prepareProfiles()
 
 	s.loop(ctx)
@@ -97,6 +106,10 @@ func (s *Suite) meta() report.Meta {
 		"loader GOMAXPROCS":   strconv.Itoa(runtime.GOMAXPROCS(0)),
 		"h2c streams per con": strconv.Itoa(c.Streams),
 		"h1 pipeline depth":   strconv.Itoa(c.Pipeline),
+		"servers":             "built with go from the source tree",
+	}
+	if c.BinDir != "" {
+		set["servers"] = "prebuilt in " + c.BinDir
 	}
 	if c.Mode == load.ModeRampup {
 		set["rampup"] = fmt.Sprintf("start %d, +%d every %v, until p95 > %v or %v",
@@ -141,11 +154,7 @@ func orNone(s string) string {
 // build compiles bench/cmd/peer and the root module's cmd/demo (in the root
 // module, with its own go.mod, exactly as users build it) when needed.
 func (s *Suite) build(ctx context.Context, benchDir, tmp string) {
-	needPeer, needDemo := false, false
-	for _, f := range s.cfg.Frameworks {
-		needPeer = needPeer || !f.Demo
-		needDemo = needDemo || f.Demo
-	}
+	needPeer, needDemo := s.needs()
 	if needPeer {
 		s.peerBin = filepath.Join(tmp, "peer")
 		s.con.printf("building bench/cmd/peer ...")
@@ -163,6 +172,59 @@ func (s *Suite) build(ctx context.Context, benchDir, tmp string) {
 		}
 		s.demoFlags = probeDemoFlags(ctx, s.demoBin)
 	}
+}
+
+// Names of the prebuilt servers in a -bin-dir directory, as
+// bench/scripts/bundle.sh writes them.
+const (
+	PeerBinary = "peer"
+	DemoBinary = "demo"
+)
+
+// prebuilt takes the servers from dir (a bundle) instead of building them:
+// no go command, no source tree. A missing or non-executable binary fails
+// the rows that need it, like a failed build.
+func (s *Suite) prebuilt(ctx context.Context, dir string) {
+	needPeer, needDemo := s.needs()
+	if needPeer {
+		if s.peerBin, s.peerErr = executable(dir, PeerBinary); s.peerErr != nil {
+			s.note("peer: " + s.peerErr.Error())
+		}
+	}
+	if needDemo {
+		if s.demoBin, s.demoErr = executable(dir, DemoBinary); s.demoErr != nil {
+			s.note("celeris demo: " + s.demoErr.Error())
+			return
+		}
+		s.demoFlags = probeDemoFlags(ctx, s.demoBin)
+	}
+}
+
+// executable returns dir/name as an absolute path if it is an executable
+// regular file.
+func executable(dir, name string) (string, error) {
+	p, err := filepath.Abs(filepath.Join(dir, name))
+	if err != nil {
+		return "", err
+	}
+	st, err := os.Stat(p)
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("no prebuilt %s: %v (make the bundle with bench/scripts/bundle.sh)", name, err)
+	case !st.Mode().IsRegular() || st.Mode().Perm()&0o111 == 0:
+		return "", fmt.Errorf("prebuilt %s is not an executable file", p)
+	}
+	return p, nil
+}
+
+// needs says whether the frameworks of the run need bench/cmd/peer and the
+// celeris demo.
+func (s *Suite) needs() (peer, demo bool) {
+	for _, f := range s.cfg.Frameworks {
+		peer = peer || !f.Demo
+		demo = demo || f.Demo
+	}
+	return peer, demo
 }
 
 // demoFlags records which optional flags the demo accepts.
@@ -264,7 +326,7 @@ func (s *Suite) serverCommand(fw catalog.Framework, proto, addr, tag string) ([]
 	}
 	if fw.Demo {
 		if s.demoErr != nil {
-			return nil, fmt.Errorf("the celeris demo did not build")
+			return nil, fmt.Errorf("no celeris demo: %s", firstLine(s.demoErr))
 		}
 		args := []string{"-addr", addr}
 		if catalog.IsTLS(proto) {
@@ -297,7 +359,7 @@ func (s *Suite) serverCommand(fw catalog.Framework, proto, addr, tag string) ([]
 		return s.pin.command(s.demoBin, args...), nil
 	}
 	if s.peerErr != nil {
-		return nil, fmt.Errorf("bench/cmd/peer did not build")
+		return nil, fmt.Errorf("no bench/cmd/peer: %s", firstLine(s.peerErr))
 	}
 	args := []string{"-framework", fw.Name, "-addr", addr}
 	if catalog.IsTLS(proto) {
@@ -310,4 +372,9 @@ func (s *Suite) serverCommand(fw catalog.Framework, proto, addr, tag string) ([]
 		args = append(args, "-memprofile", memProf)
 	}
 	return s.pin.command(s.peerBin, args...), nil
+}
+
+func firstLine(err error) string {
+	first, _, _ := strings.Cut(err.Error(), "\n")
+	return first
 }
