@@ -22,8 +22,8 @@ import (
 	testgrpc "google.golang.org/grpc/interop/grpc_testing"
 
 	"github.com/celeris-dev/celeris"
-	celerisgrpc "github.com/celeris-dev/celeris/grpc"
 	"github.com/celeris-dev/celeris/celeristest"
+	celerisgrpc "github.com/celeris-dev/celeris/grpc"
 	"github.com/celeris-dev/celeris/internal/selfcert"
 )
 

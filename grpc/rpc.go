@@ -28,7 +28,7 @@ type rpc struct {
 	srv  *Server
 	name string
 
-	c  *celeris.Context    // native path
+	c  *celeris.Context // native path
 	sw *celeris.StreamWriter
 	w  http.ResponseWriter // net/http path
 

@@ -27,7 +27,7 @@ const prefixLen = 5
 // msgReader reads length-prefixed messages from a request body.
 type msgReader struct {
 	r       io.Reader
-	max     int    // largest message accepted
+	max     int // largest message accepted
 	hdr     [prefixLen]byte
 	buf     []byte // the last message; reused by the next read
 	encoded bool   // the request named a grpc-encoding (never identity here)
