@@ -7,25 +7,34 @@ import (
 	"github.com/celeris-dev/celeris"
 )
 
-// rpcs recycles rpc values and their buffers between calls.
-var rpcs = sync.Pool{New: func() any { return new(rpc) }}
+// An rpc is not recycled: the request context holds it (grpc.SetHeader finds
+// it there) and user code may keep that context. Its buffers are.
+type rpcBufs struct{ out, in []byte }
 
-// maxPooledBuf is the largest buffer an rpc keeps for the next call.
+var bufPool = sync.Pool{New: func() any { return new(rpcBufs) }}
+
+// maxPooledBuf is the largest buffer kept for the next call.
 const maxPooledBuf = 64 << 10
 
-func acquireRPC() *rpc { return rpcs.Get().(*rpc) }
+func acquireRPC() *rpc {
+	b := bufPool.Get().(*rpcBufs)
+	r := &rpc{out: b.out, bufs: b}
+	r.mr.buf = b.in
+	return r
+}
 
+// releaseRPC returns r's buffers once the RPC has ended.
 func releaseRPC(r *rpc) {
-	out, in := r.out, r.mr.buf
-	if cap(out) > maxPooledBuf {
-		out = nil
+	b := r.bufs
+	b.out, b.in = r.out[:0], r.mr.buf[:0]
+	if cap(b.out) > maxPooledBuf {
+		b.out = nil
 	}
-	if cap(in) > maxPooledBuf {
-		in = nil
+	if cap(b.in) > maxPooledBuf {
+		b.in = nil
 	}
-	*r = rpc{out: out[:0]}
-	r.mr.buf = in[:0]
-	rpcs.Put(r)
+	r.out, r.mr.buf, r.bufs = nil, nil, nil
+	bufPool.Put(b)
 }
 
 // ServeCeleris serves one RPC on c (celeris.NativeHandler): celeris.Adapt(srv)

@@ -32,15 +32,16 @@ type rpc struct {
 	sw *celeris.StreamWriter
 	w  http.ResponseWriter // net/http path
 
-	ctx context.Context
-	mr  msgReader
-	out []byte // encode buffer (pooled)
+	ctx  context.Context
+	mr   msgReader
+	out  []byte // encode buffer (pooled)
+	bufs *rpcBufs
 
 	mu         sync.Mutex // guards header, trailer, headerSent, done
 	header     metadata.MD
 	trailer    metadata.MD
 	headerSent bool
-	done       bool
+	done       bool // the status was written
 }
 
 var errHeaderSent = status.Error(codes.Internal, "transport: the stream is done or WriteHeader was already called")
@@ -335,10 +336,16 @@ func (s *Server) serve(r *rpc, parent context.Context, req *request) {
 	r.ctx = ctx
 	r.mr = msgReader{r: req.body, max: s.opts.maxRecv, buf: r.mr.buf}
 	if cancel != nil {
-		// A deadline also ends a read blocked on a silent client.
+		// A deadline also ends a read blocked on a silent client. The body
+		// belongs to the request: once serve returns it is recycled, so the
+		// close runs under r.mu and only while the RPC lasts.
 		if cl, ok := req.body.(io.Closer); ok {
-			stop := context.AfterFunc(ctx, func() { _ = cl.Close() })
-			defer stop()
+			g := &closeGuard{cl: cl}
+			stop := context.AfterFunc(ctx, g.close)
+			defer func() {
+				stop()
+				g.end()
+			}()
 		}
 	}
 
@@ -460,4 +467,27 @@ func keyName(k string) string {
 		return "accept-encoding"
 	}
 	return strings.Clone(k)
+}
+
+// closeGuard closes a request body when the RPC's deadline passes, but only
+// while the RPC lasts: once serve returned the body is recycled for another
+// request (context.AfterFunc's function may start after that).
+type closeGuard struct {
+	mu    sync.Mutex
+	cl    io.Closer
+	ended bool
+}
+
+func (g *closeGuard) close() {
+	g.mu.Lock()
+	if !g.ended {
+		_ = g.cl.Close()
+	}
+	g.mu.Unlock()
+}
+
+func (g *closeGuard) end() {
+	g.mu.Lock()
+	g.ended = true
+	g.mu.Unlock()
 }

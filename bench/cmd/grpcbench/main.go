@@ -45,7 +45,7 @@ func main() {
 
 func run(args []string) error {
 	fs := flag.NewFlagSet("grpcbench", flag.ContinueOnError)
-	server := fs.String("server", "", "server mode: celeris, grpc, nethttp or celeris-cancelctx")
+	server := fs.String("server", "", "server mode: celeris-native, celeris, grpc, nethttp or celeris-cancelctx")
 	addr := fs.String("addr", "127.0.0.1:0", "server mode: listen address")
 	cpuprofile := fs.String("cpuprofile", "", "server mode: write a CPU profile here, stopped at SIGTERM/SIGINT")
 	loadAddr := fs.String("load", "", "load mode: the server's address")
@@ -58,7 +58,7 @@ func run(args []string) error {
 	fs.IntVar(&lc.StreamMsgs, "stream-msgs", 64, "loader: messages per server-streaming RPC")
 
 	var dc driveConfig
-	servers := fs.String("servers", "celeris,grpc,nethttp", "driver: servers to compare (celeris-cancelctx also exists: celeris with the request context wrapped in context.WithCancel)")
+	servers := fs.String("servers", "celeris-native,celeris,grpc,nethttp", "driver: servers to compare (celeris-cancelctx also exists: celeris with the request context wrapped in context.WithCancel)")
 	scenarios := fs.String("scenarios", "unary,stream", "driver: scenarios")
 	fs.IntVar(&dc.Rounds, "rounds", 3, "driver: interleaved rounds")
 	fs.DurationVar(&dc.Warmup, "warmup", time.Second, "driver: load before each measured window")
