@@ -2,6 +2,7 @@ package celerisgrpc
 
 import (
 	"net/http"
+	"strings"
 	"sync"
 
 	"github.com/celeris-dev/celeris"
@@ -9,7 +10,10 @@ import (
 
 // An rpc is not recycled: the request context holds it (grpc.SetHeader finds
 // it there) and user code may keep that context. Its buffers are.
-type rpcBufs struct{ out, in []byte }
+type rpcBufs struct {
+	out, in []byte
+	fields  []field
+}
 
 var bufPool = sync.Pool{New: func() any { return new(rpcBufs) }}
 
@@ -27,6 +31,8 @@ func acquireRPC() *rpc {
 func releaseRPC(r *rpc) {
 	b := r.bufs
 	b.out, b.in = r.out[:0], r.mr.buf[:0]
+	clear(b.fields) // keep no request's strings alive
+	b.fields = b.fields[:0]
 	if cap(b.out) > maxPooledBuf {
 		b.out = nil
 	}
@@ -66,9 +72,21 @@ func (s *Server) ServeCeleris(c *celeris.Context) error {
 		remote:      c.RemoteAddr(),
 		tls:         c.TLS(),
 		body:        c.BodyReader(),
-		visit:       c.VisitHeaders,
 	}
+	fields := r.bufs.fields[:0]
+	c.VisitHeaders(func(k, v string) { fields = append(fields, field{lowerKey(k), v}) })
+	req.fields, r.bufs.fields = fields, fields
 	s.serve(r, c.Context(), &req)
 	releaseRPC(r)
 	return nil
+}
+
+// lowerKey returns k in lower case (HTTP/2 field names already are).
+func lowerKey(k string) string {
+	for i := 0; i < len(k); i++ {
+		if 'A' <= k[i] && k[i] <= 'Z' {
+			return strings.ToLower(k)
+		}
+	}
+	return k
 }

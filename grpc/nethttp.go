@@ -38,14 +38,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 		remote:      remoteAddr(hr.RemoteAddr),
 		tls:         hr.TLS,
 		body:        hr.Body,
-		visit: func(fn func(k, v string)) {
-			for k, vs := range hr.Header {
-				lk := strings.ToLower(k)
-				for _, v := range vs {
-					fn(lk, v)
-				}
-			}
-		},
+	}
+	for k, vs := range hr.Header {
+		lk := strings.ToLower(k)
+		for _, v := range vs {
+			req.fields = append(req.fields, field{lk, v})
+		}
 	}
 	s.serve(r, hr.Context(), &req)
 	releaseRPC(r)

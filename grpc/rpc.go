@@ -42,6 +42,8 @@ type rpc struct {
 	trailer    metadata.MD
 	headerSent bool
 	done       bool // the status was written
+
+	peer peer.Peer // the context's peer.Peer
 }
 
 var errHeaderSent = status.Error(codes.Internal, "transport: the stream is done or WriteHeader was already called")
@@ -296,7 +298,7 @@ type request struct {
 	remote      net.Addr
 	tls         *tls.ConnectionState
 	body        io.Reader
-	visit       func(fn func(k, v string)) // every header field
+	fields      []field // every header field (names lower case), borrowed
 }
 
 // serve runs one RPC whose request passed the HTTP checks. parent is the
@@ -326,7 +328,8 @@ func (s *Server) serve(r *rpc, parent context.Context, req *request) {
 		return
 	}
 	ctx := metadata.NewIncomingContext(parent, md)
-	p := &peer.Peer{Addr: req.remote}
+	p := &r.peer
+	p.Addr = req.remote
 	if req.tls != nil {
 		p.AuthInfo = credentials.TLSInfo{State: *req.tls,
 			CommonAuthInfo: credentials.CommonAuthInfo{SecurityLevel: credentials.PrivacyAndIntegrity}}
@@ -392,19 +395,26 @@ func (s *Server) runStream(r *rpc, impl any, h grpc.StreamHandler, info *grpc.St
 	return h(impl, ss)
 }
 
+// field is one request header field.
+type field struct{ k, v string }
+
 // incomingMD builds the request metadata: every field but the reserved ones
 // (user-agent and :authority kept, as grpc-go does), -bin values decoded. The
-// values are copied into one string: the request's own are borrowed.
+// values are copied into one string (the request's own are borrowed), and the
+// value slices share one backing array.
 func incomingMD(req *request) (metadata.MD, error) {
 	n, size := 2, len(req.contentType)+len(req.authority)
-	req.visit(func(k, v string) {
-		if !reservedHeader(k) {
+	for _, f := range req.fields {
+		if !reservedHeader(f.k) {
 			n++
-			size += len(v)
+			size += len(f.v)
 		}
-	})
-	var sb strings.Builder
-	sb.Grow(size)
+	}
+	buf := make([]byte, 0, size)
+	vals := make([]string, 0, n)
+	md := make(metadata.MD, n)
+	// Values are appended to buf first and turned into strings at the end,
+	// when buf no longer moves; starts and keys are kept meanwhile.
 	type span struct {
 		k          string
 		start, end int
@@ -412,45 +422,37 @@ func incomingMD(req *request) (metadata.MD, error) {
 	var spansBuf [16]span
 	spans := spansBuf[:0]
 	add := func(k, v string) {
-		start := sb.Len()
-		sb.WriteString(v)
-		spans = append(spans, span{k, start, sb.Len()})
+		start := len(buf)
+		buf = append(buf, v...)
+		spans = append(spans, span{k, start, len(buf)})
 	}
 	add("content-type", req.contentType)
 	if req.authority != "" {
 		add(":authority", req.authority)
 	}
-	var err error
-	req.visit(func(k, v string) {
+	for _, f := range req.fields {
+		k, v := f.k, f.v
 		if reservedHeader(k) {
-			return
+			continue
 		}
-		lk := k
-		for i := 0; i < len(k); i++ {
-			if 'A' <= k[i] && k[i] <= 'Z' {
-				lk = strings.ToLower(k)
-				break
-			}
-		}
-		if strings.HasSuffix(lk, "-bin") {
-			dv, derr := decodeMetadataValue(lk, v)
-			if derr != nil && err == nil {
-				err = status.Errorf(codes.Internal, "grpc: malformed binary metadata %q in header %q: %v", v, lk, derr)
+		if strings.HasSuffix(k, "-bin") {
+			dv, err := decodeMetadataValue(k, v)
+			if err != nil {
+				return nil, status.Errorf(codes.Internal, "grpc: malformed binary metadata %q in header %q: %v", v, k, err)
 			}
 			v = dv
 		}
-		if lk == k {
-			lk = keyName(k)
-		}
-		add(lk, v)
-	})
-	if err != nil {
-		return nil, err
+		add(keyName(k), v)
 	}
-	all := sb.String()
-	md := make(metadata.MD, n)
+	all := string(buf)
 	for _, sp := range spans {
-		md[sp.k] = append(md[sp.k], all[sp.start:sp.end])
+		vals = append(vals, all[sp.start:sp.end])
+		v := vals[len(vals)-1 : len(vals) : len(vals)]
+		if old, ok := md[sp.k]; ok {
+			md[sp.k] = append(old, v[0]) // copies out of vals: cap is bounded
+		} else {
+			md[sp.k] = v
+		}
 	}
 	return md, nil
 }
