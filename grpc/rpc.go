@@ -12,6 +12,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/encoding"
+	_ "google.golang.org/grpc/encoding/gzip" // registers gzip
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
@@ -32,10 +34,13 @@ type rpc struct {
 	sw *celeris.StreamWriter
 	w  http.ResponseWriter // net/http path
 
-	ctx  context.Context
-	mr   msgReader
-	out  []byte // encode buffer (pooled)
-	bufs *rpcBufs
+	ctx     context.Context
+	mr      msgReader
+	out     []byte // encode buffer (pooled)
+	scratch []byte // uncompressed encoding, when compressing
+	// encoding is the grpc-encoding of the request and the response ("": identity).
+	encoding string
+	bufs     *rpcBufs
 
 	mu         sync.Mutex // guards header, trailer, headerSent, done
 	header     metadata.MD
@@ -117,6 +122,9 @@ func (r *rpc) sendHeaderLocked() error {
 	if r.c != nil {
 		c := r.c
 		c.SetHeader("content-type", grpcContentType)
+		if r.encoding != "" {
+			c.SetHeader("grpc-encoding", r.encoding)
+		}
 		visitMD(r.header, c.AddHeader)
 		sw, err := c.Stream(http.StatusOK, "")
 		r.sw = sw
@@ -124,6 +132,9 @@ func (r *rpc) sendHeaderLocked() error {
 	}
 	h := r.w.Header()
 	h.Set("Content-Type", grpcContentType)
+	if r.encoding != "" {
+		h.Set("Grpc-Encoding", r.encoding)
+	}
 	visitMD(r.header, h.Add)
 	r.w.WriteHeader(http.StatusOK)
 	return nil
@@ -269,8 +280,8 @@ func (r *rpc) readErr(err error) error {
 
 // send encodes m and writes it (flushed: streaming RPCs).
 func (r *rpc) send(m any, flush bool) error {
-	b, err := appendMsg(r.out[:0], m, r.srv.opts.maxSend)
-	r.out = b
+	b, scratch, err := appendMsg(r.out[:0], m, r.srv.opts.maxSend, r.mr.comp, r.scratch)
+	r.out, r.scratch = b, scratch
 	if err != nil {
 		return err
 	}
@@ -307,10 +318,17 @@ func (s *Server) serve(r *rpc, parent context.Context, req *request) {
 	r.srv, r.name = s, req.path
 	r.ctx = parent
 	m, known := s.lookup(req.path)
+	var comp encoding.Compressor
 	if req.encoding != "" && req.encoding != "identity" {
-		r.header = metadata.MD{"grpc-accept-encoding": {"identity"}}
-		r.finish(status.Newf(codes.Unimplemented, "grpc: Decompressor is not installed for grpc-encoding %q", req.encoding))
-		return
+		// A compressor registered with grpc's encoding package (gzip is,
+		// by this package); the answer is compressed with it too, as
+		// grpc-go's server does.
+		if comp = encoding.GetCompressor(req.encoding); comp == nil {
+			r.header = metadata.MD{"grpc-accept-encoding": {acceptEncoding()}}
+			r.finish(status.Newf(codes.Unimplemented, "grpc: Decompressor is not installed for grpc-encoding %q", req.encoding))
+			return
+		}
+		r.encoding = comp.Name()
 	}
 	var cancel context.CancelFunc
 	if req.timeout != "" {
@@ -337,7 +355,7 @@ func (s *Server) serve(r *rpc, parent context.Context, req *request) {
 	ctx = peer.NewContext(ctx, p)
 	ctx = grpc.NewContextWithServerTransportStream(ctx, r)
 	r.ctx = ctx
-	r.mr = msgReader{r: req.body, max: s.opts.maxRecv, buf: r.mr.buf}
+	r.mr = msgReader{r: req.body, max: s.opts.maxRecv, buf: r.mr.buf, comp: comp}
 	if cancel != nil {
 		// A deadline also ends a read blocked on a silent client. The body
 		// belongs to the request: once serve returns it is recycled, so the
@@ -492,4 +510,13 @@ func (g *closeGuard) end() {
 	g.mu.Lock()
 	g.ended = true
 	g.mu.Unlock()
+}
+
+// acceptEncoding lists the encodings the server decodes, for
+// grpc-accept-encoding.
+func acceptEncoding() string {
+	if encoding.GetCompressor("gzip") != nil {
+		return "identity,gzip"
+	}
+	return "identity"
 }

@@ -25,9 +25,12 @@
 //
 // Routes serving it must run on worker goroutines (Celeris's default): gRPC
 // handlers block. Messages are protobuf (application/grpc or
-// application/grpc+proto); compressed messages (grpc-encoding other than
-// identity) are refused with Unimplemented, as the gRPC spec says for an
-// unsupported encoding.
+// application/grpc+proto). A request's grpc-encoding names a compressor
+// registered with grpc's encoding package (this package registers gzip): its
+// compressed messages are decompressed (MaxRecvMsgSize bounds the compressed
+// and the decompressed size) and the answer is compressed with it too, as
+// grpc-go's server does; an encoding not registered is answered Unimplemented
+// with grpc-accept-encoding, as the gRPC spec says.
 package celerisgrpc
 
 import (

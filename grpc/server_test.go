@@ -2,6 +2,7 @@ package celerisgrpc_test
 
 import (
 	"bytes"
+	stdgzip "compress/gzip"
 	"context"
 	"crypto/tls"
 	"encoding/binary"
@@ -17,6 +18,7 @@ import (
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/encoding/gzip"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
@@ -438,7 +440,9 @@ func TestRawRequests(t *testing.T) {
 		{name: "truncated prefix", method: "POST", ct: "application/grpc", body: []byte{0, 0, 0}, status: 200, grpcCode: "13"},
 		{name: "truncated message", method: "POST", ct: "application/grpc", body: frame(0, []byte("abcdef"))[:8], status: 200, grpcCode: "13"},
 		{name: "garbage message", method: "POST", ct: "application/grpc", body: frame(0, []byte{0xff, 0xff}), status: 200, grpcCode: "13"},
-		{name: "gzip unsupported", method: "POST", ct: "application/grpc", header: map[string]string{"grpc-encoding": "gzip"}, body: frame(0, empty), status: 200, grpcCode: "12"},
+		{name: "encoding unsupported", method: "POST", ct: "application/grpc", header: map[string]string{"grpc-encoding": "snappy"}, body: frame(0, empty), status: 200, grpcCode: "12"},
+		{name: "gzip, message not compressed", method: "POST", ct: "application/grpc", header: map[string]string{"grpc-encoding": "gzip"}, body: frame(0, empty), status: 200, grpcCode: "0"},
+		{name: "gzip, not gzip data", method: "POST", ct: "application/grpc", header: map[string]string{"grpc-encoding": "gzip"}, body: frame(1, []byte("plain")), status: 200, grpcCode: "13"},
 		{name: "bad timeout", method: "POST", ct: "application/grpc", header: map[string]string{"grpc-timeout": "forever"}, body: frame(0, empty), status: 200, grpcCode: "13"},
 		{name: "bad bin metadata", method: "POST", ct: "application/grpc", header: map[string]string{"x-bad-bin": "!!"}, body: frame(0, empty), status: 200, grpcCode: "13"},
 	}
@@ -478,7 +482,7 @@ func TestRawRequests(t *testing.T) {
 				if ct := resp.Header.Get("Content-Type"); ct != "application/grpc" {
 					t.Errorf("%s: content-type %q", tt.name, ct)
 				}
-				if tt.name == "gzip unsupported" && resp.Header.Get("Grpc-Accept-Encoding") != "identity" {
+				if tt.name == "encoding unsupported" && resp.Header.Get("Grpc-Accept-Encoding") != "identity,gzip" {
 					t.Errorf("%s: no grpc-accept-encoding: %v", tt.name, resp.Header)
 				}
 			}
@@ -522,3 +526,75 @@ func TestRegisterService(t *testing.T) {
 	typed := grpc.ServiceDesc{ServiceName: "x.Typed", HandlerType: (*testpb.TestServiceServer)(nil)}
 	mustPanic("wrong type", func() { celerisgrpc.NewServer().RegisterService(&typed, probe{}) })
 }
+
+// gzip-compressed requests (grpc.UseCompressor) are decompressed, and the
+// answers compressed the same way, unary and streaming.
+func TestGzip(t *testing.T) {
+	for name, addr := range mounts(t, newProbeServer()) {
+		t.Run(name, func(t *testing.T) {
+			conn := dialPlain(t, addr)
+			body := bytes.Repeat([]byte("compressible "), 1000)
+			in := &testpb.SimpleRequest{Payload: &testpb.Payload{Body: body}}
+			out := new(testpb.SimpleResponse)
+			if err := conn.Invoke(context.Background(), "/celeris.test.Probe/Echo", in, out, grpc.UseCompressor(gzip.Name)); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(out.GetPayload().GetBody(), body) {
+				t.Fatalf("echo of %d bytes came back as %d", len(body), len(out.GetPayload().GetBody()))
+			}
+			st, err := conn.NewStream(context.Background(), &probeDesc.Streams[0], "/celeris.test.Probe/Count", grpc.UseCompressor(gzip.Name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := 1; i <= 3; i++ {
+				if err := st.SendMsg(in); err != nil {
+					t.Fatal(err)
+				}
+				if err := st.RecvMsg(out); err != nil || len(out.GetPayload().GetBody()) != i {
+					t.Fatalf("reply %d: %v, %d bytes", i, err, len(out.GetPayload().GetBody()))
+				}
+			}
+			_ = st.CloseSend()
+			if err := st.RecvMsg(out); err != io.EOF {
+				t.Fatalf("end: %v", err)
+			}
+		})
+	}
+}
+
+// A raw gzip request gets a gzip answer (grpc-encoding: gzip, flag 1).
+func TestGzipResponseOnTheWire(t *testing.T) {
+	addr := startCeleris(t, celeris.Config{}, newProbeServer())
+	payload, _ := proto.Marshal(&testpb.SimpleRequest{Payload: &testpb.Payload{Body: []byte("hi")}})
+	var zb bytes.Buffer
+	zw := stdgzip.NewWriter(&zb)
+	zw.Write(payload)
+	zw.Close()
+	req, _ := http.NewRequest("POST", "http://"+addr+"/celeris.test.Probe/Echo", bytes.NewReader(frame(1, zb.Bytes())))
+	req.Header.Set("Content-Type", "application/grpc")
+	req.Header.Set("Grpc-Encoding", "gzip")
+	req.Header.Set("TE", "trailers")
+	resp, err := h2cClient().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.Header.Get("Grpc-Encoding") != "gzip" || resp.Trailer.Get("Grpc-Status") != "0" {
+		t.Fatalf("header %v trailer %v", resp.Header, resp.Trailer)
+	}
+	if len(body) < prefix || body[0] != 1 {
+		t.Fatalf("answer %x is not a compressed message", body)
+	}
+	zr, err := stdgzip.NewReader(bytes.NewReader(body[prefix:]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(zr)
+	out := new(testpb.SimpleResponse)
+	if err := proto.Unmarshal(raw, out); err != nil || string(out.GetPayload().GetBody()) != "hi" {
+		t.Fatalf("answer %v, %v", out, err)
+	}
+}
+
+const prefix = 5

@@ -5,6 +5,7 @@ package celerisgrpc
 // binary metadata (https://github.com/grpc/grpc/blob/master/doc/PROTOCOL-HTTP2.md).
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/binary"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/encoding"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
@@ -26,11 +28,12 @@ const prefixLen = 5
 
 // msgReader reads length-prefixed messages from a request body.
 type msgReader struct {
-	r       io.Reader
-	max     int // largest message accepted
-	hdr     [prefixLen]byte
-	buf     []byte // the last message; reused by the next read
-	encoded bool   // the request named a grpc-encoding (never identity here)
+	r    io.Reader
+	max  int // largest message accepted (after decompression)
+	hdr  [prefixLen]byte
+	buf  []byte              // the last message; reused by the next read
+	comp encoding.Compressor // the request's grpc-encoding; nil: identity
+	zbuf []byte              // a compressed message's bytes
 }
 
 // errors the reader returns besides the body's own, as gRPC statuses.
@@ -53,9 +56,12 @@ func (mr *msgReader) next() ([]byte, error) {
 		}
 		return nil, err
 	}
-	size, err := checkPrefix(mr.hdr, mr.max, mr.encoded)
+	size, err := checkPrefix(mr.hdr, mr.max, mr.comp != nil)
 	if err != nil {
 		return nil, err
+	}
+	if mr.hdr[0] == 1 {
+		return mr.nextCompressed(size)
 	}
 	if cap(mr.buf) < size {
 		mr.buf = make([]byte, size)
@@ -66,6 +72,36 @@ func (mr *msgReader) next() ([]byte, error) {
 			return nil, errTruncated
 		}
 		return nil, err
+	}
+	return mr.buf, nil
+}
+
+// nextCompressed reads a compressed message of size bytes and decompresses
+// it, refusing more than max bytes of output (a small compressed message may
+// expand to any size: a decompression bomb).
+func (mr *msgReader) nextCompressed(size int) ([]byte, error) {
+	if cap(mr.zbuf) < size {
+		mr.zbuf = make([]byte, size)
+	}
+	mr.zbuf = mr.zbuf[:size]
+	if _, err := io.ReadFull(mr.r, mr.zbuf); err != nil {
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			return nil, errTruncated
+		}
+		return nil, err
+	}
+	dr, err := mr.comp.Decompress(bytes.NewReader(mr.zbuf))
+	if err != nil {
+		return nil, status.Errorf(codes.Internal, "grpc: failed to decompress the received message: %v", err)
+	}
+	buf := bytes.NewBuffer(mr.buf[:0])
+	n, err := buf.ReadFrom(io.LimitReader(dr, int64(mr.max)+1))
+	mr.buf = buf.Bytes()
+	if err != nil {
+		return nil, status.Errorf(codes.Internal, "grpc: failed to decompress the received message: %v", err)
+	}
+	if n > int64(mr.max) {
+		return nil, status.Errorf(codes.ResourceExhausted, "grpc: received message after decompression larger than max %d", mr.max)
 	}
 	return mr.buf, nil
 }
@@ -81,7 +117,6 @@ func checkPrefix(hdr [prefixLen]byte, max int, encoded bool) (int, error) {
 		if !encoded {
 			return 0, status.Error(codes.Internal, "grpc: compressed flag set with identity or empty encoding")
 		}
-		return 0, status.Error(codes.Unimplemented, "grpc: compressed messages are not supported")
 	default:
 		return 0, status.Errorf(codes.Internal, "grpc: invalid message prefix flag %d", hdr[0])
 	}
@@ -92,24 +127,49 @@ func checkPrefix(hdr [prefixLen]byte, max int, encoded bool) (int, error) {
 	return int(n), nil
 }
 
-// appendMsg appends m's encoding behind a prefix to b.
-func appendMsg(b []byte, m any, max int) ([]byte, error) {
+// appendMsg appends m's encoding behind a prefix to b; compressed with comp
+// (flag 1) unless comp is nil. scratch is a buffer for the uncompressed
+// encoding, returned for reuse.
+func appendMsg(b []byte, m any, max int, comp encoding.Compressor, scratch []byte) ([]byte, []byte, error) {
 	pm, ok := m.(proto.Message)
 	if !ok {
-		return b, status.Errorf(codes.Internal, "grpc: error while marshaling: message is %T, not a proto.Message", m)
+		return b, scratch, status.Errorf(codes.Internal, "grpc: error while marshaling: message is %T, not a proto.Message", m)
 	}
 	start := len(b)
-	b = append(b, 0, 0, 0, 0, 0)
-	b, err := proto.MarshalOptions{}.MarshalAppend(b, pm)
+	if comp == nil {
+		b = append(b, 0, 0, 0, 0, 0)
+		b, err := proto.MarshalOptions{}.MarshalAppend(b, pm)
+		if err != nil {
+			return b[:start], scratch, status.Errorf(codes.Internal, "grpc: error while marshaling: %v", err)
+		}
+		n := len(b) - start - prefixLen
+		if n > max {
+			return b[:start], scratch, status.Errorf(codes.ResourceExhausted, "grpc: trying to send message larger than max (%d vs. %d)", n, max)
+		}
+		binary.BigEndian.PutUint32(b[start+1:], uint32(n))
+		return b, scratch, nil
+	}
+	raw, err := proto.MarshalOptions{}.MarshalAppend(scratch[:0], pm)
 	if err != nil {
-		return b[:start], status.Errorf(codes.Internal, "grpc: error while marshaling: %v", err)
+		return b, raw, status.Errorf(codes.Internal, "grpc: error while marshaling: %v", err)
 	}
-	n := len(b) - start - prefixLen
-	if n > max {
-		return b[:start], status.Errorf(codes.ResourceExhausted, "grpc: trying to send message larger than max (%d vs. %d)", n, max)
+	if len(raw) > max {
+		return b, raw, status.Errorf(codes.ResourceExhausted, "grpc: trying to send message larger than max (%d vs. %d)", len(raw), max)
 	}
-	binary.BigEndian.PutUint32(b[start+1:], uint32(n))
-	return b, nil
+	buf := bytes.NewBuffer(append(b, 1, 0, 0, 0, 0))
+	zw, err := comp.Compress(buf)
+	if err == nil {
+		_, err = zw.Write(raw)
+		if cerr := zw.Close(); err == nil {
+			err = cerr
+		}
+	}
+	b = buf.Bytes()
+	if err != nil {
+		return b[:start], raw, status.Errorf(codes.Internal, "grpc: error while compressing: %v", err)
+	}
+	binary.BigEndian.PutUint32(b[start+1:], uint32(len(b)-start-prefixLen))
+	return b, raw, nil
 }
 
 // decodeMsg decodes b into m.

@@ -2,15 +2,26 @@ package celerisgrpc
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/binary"
 	"errors"
 	"io"
+	"strings"
 	"testing"
 	"time"
 
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/encoding"
 	"google.golang.org/grpc/status"
 )
+
+func gz(s string) []byte {
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	zw.Write([]byte(s))
+	zw.Close()
+	return b.Bytes()
+}
 
 func prefixed(flag byte, msg []byte) []byte {
 	b := []byte{flag, 0, 0, 0, 0}
@@ -23,12 +34,12 @@ func prefixed(flag byte, msg []byte) []byte {
 func TestMsgReader(t *testing.T) {
 	cat := func(bs ...[]byte) []byte { return bytes.Join(bs, nil) }
 	tests := []struct {
-		name    string
-		body    []byte
-		max     int
-		encoded bool
-		want    []string
-		code    codes.Code // of the error after want; OK: io.EOF
+		name string
+		body []byte
+		max  int
+		gzip bool
+		want []string
+		code codes.Code // of the error after want; OK: io.EOF
 	}{
 		{name: "empty body", body: nil, max: 10},
 		{name: "one", body: prefixed(0, []byte("abc")), max: 10, want: []string{"abc"}},
@@ -38,7 +49,13 @@ func TestMsgReader(t *testing.T) {
 		{name: "over max", body: prefixed(0, []byte("0123456789X")), max: 10, code: codes.ResourceExhausted},
 		{name: "huge length", body: []byte{0, 0xff, 0xff, 0xff, 0xff}, max: 4 << 20, code: codes.ResourceExhausted},
 		{name: "compressed without encoding", body: prefixed(1, []byte("x")), max: 10, code: codes.Internal},
-		{name: "compressed with encoding", body: prefixed(1, []byte("x")), max: 10, encoded: true, code: codes.Unimplemented},
+		{name: "compressed, not gzip", body: prefixed(1, []byte("x")), max: 10, gzip: true, code: codes.Internal},
+		// The limit applies to the wire length too, as grpc-go's does.
+		{name: "gzip", body: prefixed(1, gz("hello")), max: 64, gzip: true, want: []string{"hello"}},
+		{name: "gzip then plain", body: cat(prefixed(1, gz("a")), prefixed(0, []byte("b"))), max: 64, gzip: true, want: []string{"a", "b"}},
+		{name: "gzip at max", body: prefixed(1, gz(strings.Repeat("a", 64))), max: 64, gzip: true, want: []string{strings.Repeat("a", 64)}},
+		{name: "gzip over max", body: prefixed(1, gz(strings.Repeat("a", 65))), max: 64, gzip: true, code: codes.ResourceExhausted},
+		{name: "gzip bomb", body: prefixed(1, gz(strings.Repeat("\x00", 1<<20))), max: 1 << 16, gzip: true, code: codes.ResourceExhausted},
 		{name: "bad flag", body: prefixed(2, []byte("x")), max: 10, code: codes.Internal},
 		{name: "short prefix", body: []byte{0, 0, 0}, max: 10, code: codes.Internal},
 		{name: "short message", body: prefixed(0, []byte("abc"))[:7], max: 10, code: codes.Internal},
@@ -46,7 +63,10 @@ func TestMsgReader(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			mr := msgReader{r: bytes.NewReader(tt.body), max: tt.max, encoded: tt.encoded}
+			mr := msgReader{r: bytes.NewReader(tt.body), max: tt.max}
+			if tt.gzip {
+				mr.comp = encoding.GetCompressor("gzip")
+			}
 			for _, w := range tt.want {
 				got, err := mr.next()
 				if err != nil || string(got) != w {
