@@ -17,7 +17,7 @@
 //
 // Three modes:
 //
-//	grpcbench -server celeris-native|celeris|grpc|nethttp [-addr 127.0.0.1:0] [-cpuprofile f]
+//	grpcbench -server celeris-native|celeris|grpc|nethttp [-addr 127.0.0.1:0] [-cpuprofile f] [-memprofile f]
 //	    serves until SIGTERM/SIGINT; prints "listening ADDR" first. A fourth
 //	    server, celeris-cancelctx (celeris with the request context wrapped in
 //	    context.WithCancel), runs only when named.
@@ -52,6 +52,7 @@ func run(args []string) error {
 	server := fs.String("server", "", "server mode: celeris-native, celeris, grpc, nethttp or celeris-cancelctx")
 	addr := fs.String("addr", "127.0.0.1:0", "server mode: listen address")
 	cpuprofile := fs.String("cpuprofile", "", "server mode: write a CPU profile here, stopped at SIGTERM/SIGINT")
+	memprofile := fs.String("memprofile", "", "server mode: write a heap profile (alloc_space/alloc_objects since start) here at SIGTERM/SIGINT")
 	loadAddr := fs.String("load", "", "load mode: the server's address")
 	scenario := fs.String("scenario", "unary", "load mode: unary or stream")
 
@@ -80,7 +81,7 @@ func run(args []string) error {
 	}
 	switch {
 	case *server != "":
-		return serve(*server, *addr, *cpuprofile)
+		return serve(*server, *addr, *cpuprofile, *memprofile)
 	case *loadAddr != "":
 		lc.Addr, lc.Scenario = *loadAddr, *scenario
 		return loadMode(lc, *duration)

@@ -106,7 +106,7 @@ func startServer(kind, addr string) (string, func(), error) {
 
 // serve is server mode: it prints "listening ADDR" and serves until SIGTERM or
 // SIGINT, then stops the CPU profile (if any) and exits.
-func serve(kind, addr, cpuprofile string) error {
+func serve(kind, addr, cpuprofile, memprofile string) error {
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
 	if cpuprofile != "" {
@@ -129,5 +129,12 @@ func serve(kind, addr, cpuprofile string) error {
 	fmt.Printf("listening %s\n", got)
 	<-sig
 	stop()
+	if memprofile != "" {
+		f, err := os.Create(memprofile)
+		if err != nil {
+			return err
+		}
+		return errors.Join(pprof.Lookup("allocs").WriteTo(f, 0), f.Close())
+	}
 	return nil
 }
