@@ -72,6 +72,9 @@ func probeEcho(_ any, ctx context.Context, dec func(any) error, ic grpc.UnarySer
 		if _, ok := ctx.Deadline(); ok {
 			trl.Set("x-deadline", "yes")
 		}
+		if p, ok := peer.FromContext(ctx); ok && p.AuthInfo != nil {
+			trl.Set("x-auth", p.AuthInfo.AuthType())
+		}
 		if err := grpc.SetTrailer(ctx, trl); err != nil {
 			return nil, err
 		}
@@ -598,3 +601,60 @@ func TestGzipResponseOnTheWire(t *testing.T) {
 }
 
 const prefix = 5
+
+// Over TLS the peer carries credentials.TLSInfo, as under grpc-go's server.
+func TestTLSPeer(t *testing.T) {
+	addr, ca := startCelerisTLS(t, newProbeServer())
+	conn := dial(t, addr, ca)
+	var trl metadata.MD
+	err := conn.Invoke(context.Background(), "/celeris.test.Probe/Echo", &testpb.SimpleRequest{}, new(testpb.SimpleResponse), grpc.Trailer(&trl))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := trl.Get("x-auth"); len(got) != 1 || got[0] != "tls" {
+		t.Fatalf("peer AuthInfo %q, want tls", got)
+	}
+}
+
+// A grpc-timeout also ends a RecvMsg blocked on a client that sends nothing
+// and does not reset the stream: the server closes the request body, the
+// handler returns and the client gets DEADLINE_EXCEEDED from the server.
+func TestDeadlineEndsBlockedRead(t *testing.T) {
+	ended := make(chan error, 4)
+	srv := newProbeServer(celerisgrpc.StreamInterceptor(func(impl any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+		err := h(impl, ss)
+		ended <- err
+		return err
+	}))
+	for name, addr := range mounts(t, srv) {
+		t.Run(name, func(t *testing.T) {
+			pr, pw := io.Pipe()
+			defer pw.Close()
+			req, _ := http.NewRequest("POST", "http://"+addr+"/celeris.test.Probe/Count", pr)
+			req.Header.Set("Content-Type", "application/grpc")
+			req.Header.Set("Grpc-Timeout", "100m")
+			req.Header.Set("TE", "trailers")
+			resp, err := h2cClient().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, _ = io.ReadAll(resp.Body)
+			resp.Body.Close()
+			got := resp.Trailer.Get("Grpc-Status")
+			if got == "" {
+				got = resp.Header.Get("Grpc-Status")
+			}
+			if got != "4" {
+				t.Errorf("grpc-status %q, want 4 (header %v, trailer %v)", got, resp.Header, resp.Trailer)
+			}
+			select {
+			case err := <-ended:
+				if status.Code(err) != codes.DeadlineExceeded {
+					t.Errorf("handler returned %v", err)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatal("the handler is still blocked in RecvMsg")
+			}
+		})
+	}
+}
