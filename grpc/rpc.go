@@ -370,6 +370,14 @@ func (s *Server) serve(r *rpc, parent context.Context, req *request) {
 		}
 	}
 
+	// A panic ends the RPC with Internal, then goes on to the server, which
+	// logs it (Celeris recovers handler panics; net/http does too).
+	defer func() {
+		if p := recover(); p != nil {
+			r.finish(status.New(codes.Internal, "grpc: the handler panicked"))
+			panic(p)
+		}
+	}()
 	switch {
 	case !known && s.opts.unknownStream != nil:
 		r.finish(statusOf(s.runStream(r, nil, s.opts.unknownStream, &grpc.StreamServerInfo{

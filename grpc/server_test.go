@@ -41,6 +41,9 @@ var probeDesc = grpc.ServiceDesc{
 		{MethodName: "Echo", Handler: probeEcho},
 		{MethodName: "Wait", Handler: probeWait},
 		{MethodName: "Fail", Handler: probeFail},
+		{MethodName: "Panic", Handler: func(any, context.Context, func(any) error, grpc.UnaryServerInterceptor) (any, error) {
+			panic("probe panic")
+		}},
 	},
 	Streams: []grpc.StreamDesc{
 		{StreamName: "Count", Handler: probeCount, ServerStreams: true, ClientStreams: true},
@@ -513,7 +516,7 @@ func TestHTTP1Refused(t *testing.T) {
 func TestRegisterService(t *testing.T) {
 	srv := newProbeServer()
 	info := srv.GetServiceInfo()["celeris.test.Probe"]
-	if len(info.Methods) != 4 {
+	if len(info.Methods) != 5 {
 		t.Errorf("methods %v", info.Methods)
 	}
 	mustPanic := func(name string, f func()) {
@@ -656,5 +659,19 @@ func TestDeadlineEndsBlockedRead(t *testing.T) {
 				t.Fatal("the handler is still blocked in RecvMsg")
 			}
 		})
+	}
+}
+
+// A panicking handler fails its RPC with Internal (Celeris recovers and logs
+// the panic); the connection keeps serving.
+func TestHandlerPanic(t *testing.T) {
+	addr := startCeleris(t, celeris.Config{}, newProbeServer())
+	conn := dialPlain(t, addr)
+	err := conn.Invoke(context.Background(), "/celeris.test.Probe/Panic", new(testpb.Empty), new(testpb.Empty))
+	if status.Code(err) != codes.Internal {
+		t.Fatalf("err = %v, want Internal", err)
+	}
+	if err := conn.Invoke(context.Background(), "/celeris.test.Probe/Echo", &testpb.SimpleRequest{}, new(testpb.SimpleResponse)); err != nil {
+		t.Fatalf("after the panic: %v", err)
 	}
 }
