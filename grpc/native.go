@@ -63,7 +63,6 @@ func (s *Server) ServeCeleris(c *celeris.Context) error {
 	r := acquireRPC()
 	r.c = c
 	req := request{
-		method:      http.MethodPost,
 		path:        c.Path(),
 		contentType: ct,
 		authority:   c.Host(),

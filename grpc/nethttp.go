@@ -29,7 +29,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 	r := acquireRPC()
 	r.w = w
 	req := request{
-		method:      hr.Method,
 		path:        hr.URL.Path,
 		contentType: ct,
 		authority:   hr.Host,

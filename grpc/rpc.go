@@ -300,7 +300,6 @@ func (s serverStream) RecvMsg(m any) error             { return s.r.recv(m) }
 
 // request is what the transports hand serve: the request's fields.
 type request struct {
-	method      string
 	path        string
 	contentType string
 	authority   string
@@ -359,7 +358,7 @@ func (s *Server) serve(r *rpc, parent context.Context, req *request) {
 	if cancel != nil {
 		// A deadline also ends a read blocked on a silent client. The body
 		// belongs to the request: once serve returns it is recycled, so the
-		// close runs under r.mu and only while the RPC lasts.
+		// guard closes it only while the RPC lasts.
 		if cl, ok := req.body.(io.Closer); ok {
 			g := &closeGuard{cl: cl}
 			stop := context.AfterFunc(ctx, g.close)
