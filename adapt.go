@@ -80,9 +80,16 @@ const adaptBufferSize = 32 << 10
 //     then closes after the response unless the body had arrived whole.
 //
 // A status code outside 100-999 panics, as in net/http; the panic becomes a 500.
+//
+// A handler that also implements NativeHandler (the gRPC server of
+// github.com/celeris-dev/celeris/grpc does) is not adapted: Adapt returns its
+// ServeCeleris method, which serves the request on the Context directly.
 func Adapt(h http.Handler) HandlerFunc {
 	if h == nil {
 		panic("celeris: Adapt of a nil http.Handler")
+	}
+	if nh, ok := h.(NativeHandler); ok {
+		return nh.ServeCeleris
 	}
 	return func(c *Context) error {
 		r, body := newNetRequest(c, c.Context())
@@ -93,6 +100,18 @@ func Adapt(h http.Handler) HandlerFunc {
 		releaseAdaptWriter(w)
 		return err
 	}
+}
+
+// NativeHandler is implemented by an http.Handler that can also serve a request
+// on a Celeris Context, faster than through the *http.Request and
+// http.ResponseWriter that Adapt builds. Adapt(h) returns h.ServeCeleris when h
+// implements it, so one value mounts under net/http (ServeHTTP) and natively
+// under Celeris (celeris.Adapt(h)) alike. ServeCeleris is a HandlerFunc: the
+// same rules apply (it answers through c, and everything borrowed from c is
+// valid until it returns). Both methods must serve the same resource.
+type NativeHandler interface {
+	http.Handler
+	ServeCeleris(c *Context) error
 }
 
 // AdaptFunc is Adapt for a function.

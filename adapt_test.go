@@ -555,3 +555,37 @@ func TestAdaptH2C(t *testing.T) {
 		t.Fatalf("len: %q", body)
 	}
 }
+
+// nativeBoth is an http.Handler that also serves natively (NativeHandler).
+type nativeBoth struct{}
+
+func (nativeBoth) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	io.WriteString(w, "via net/http")
+}
+
+func (nativeBoth) ServeCeleris(c *Context) error {
+	return c.String(http.StatusOK, "native "+c.Method())
+}
+
+// Adapt of a NativeHandler runs its ServeCeleris; the same value still serves
+// through ServeHTTP where it is wrapped (here by StripPrefix, which hides it).
+func TestAdaptNativeHandler(t *testing.T) {
+	var h http.Handler = nativeBoth{}
+	if _, ok := h.(NativeHandler); !ok {
+		t.Fatal("nativeBoth is not a NativeHandler")
+	}
+	_, addr := startServer(t, Config{}, func(s *Server) {
+		s.GET("/native", Adapt(h))
+		s.GET("/wrapped/*rest", Adapt(http.StripPrefix("/wrapped", h)))
+	})
+	client := adaptClient(t)
+	for path, want := range map[string]string{
+		"/native":    "native GET",
+		"/wrapped/x": "via net/http",
+	} {
+		resp, body := mustGet(t, client, "http://"+addr+path)
+		if resp.StatusCode != 200 || body != want {
+			t.Errorf("%s: %d %q, want %q", path, resp.StatusCode, body, want)
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // jsonErrors is an API's error handler: every *HTTPError in one JSON format,
@@ -171,4 +172,53 @@ func TestRoutingErrorsReachErrorHandler(t *testing.T) {
 			}
 		}
 	})
+}
+
+// Closing the reader BodyReader returns ends a Read blocked on another
+// goroutine (the client sends nothing more), on HTTP/1.1 (chunked) and HTTP/2.
+func TestBodyReaderCloseEndsBlockedRead(t *testing.T) {
+	_, addr := startServer(t, Config{}, func(s *Server) {
+		s.POST("/wait", func(c *Context) error {
+			br := c.BodyReader()
+			cl, ok := br.(io.Closer)
+			if !ok {
+				return c.String(500, "not a Closer")
+			}
+			done := make(chan error, 1)
+			go func() {
+				_, err := io.ReadAll(br)
+				done <- err
+			}()
+			time.Sleep(50 * time.Millisecond)
+			if err := cl.Close(); err != nil {
+				return c.String(500, "close: "+err.Error())
+			}
+			select {
+			case err := <-done:
+				if err == nil {
+					return c.String(500, "read ended without an error")
+				}
+				return c.String(200, "ended")
+			case <-time.After(5 * time.Second):
+				return c.String(500, "read still blocked")
+			}
+		})
+	})
+	for name, client := range map[string]*http.Client{"h1": adaptClient(t), "h2c": h2cClient()} {
+		t.Run(name, func(t *testing.T) {
+			pr, pw := io.Pipe()
+			defer pw.Close()
+			go pw.Write([]byte("some"))
+			req, _ := http.NewRequest("POST", "http://"+addr+"/wait", pr)
+			resp, err := client.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 || string(body) != "ended" {
+				t.Fatalf("%d %q", resp.StatusCode, body)
+			}
+		})
+	}
 }

@@ -60,3 +60,13 @@ func (b *bodyReader) Read(p []byte) (int, error) {
 	}
 	return n, err
 }
+
+// Close ends a Read blocked on another goroutine and makes later Reads fail,
+// when the protocol's body supports it (HTTP/2 streams, HTTP/1.1 streamed
+// bodies: their readers are io.Closers); otherwise it does nothing.
+func (b *bodyReader) Close() error {
+	if cl, ok := b.r.(io.Closer); ok {
+		return cl.Close()
+	}
+	return nil
+}

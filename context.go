@@ -404,7 +404,9 @@ func (c *Context) Body() ([]byte, error) {
 
 // BodyReader returns the request body as a stream. A read error the client caused
 // is an *HTTPError (413 past MaxRequestBodySize, 400 for a malformed or incomplete
-// body) wrapping the protocol's error, as Body's is.
+// body) wrapping the protocol's error, as Body's is. A streamed body's reader is
+// also an io.Closer: Close ends a Read blocked on another goroutine (a handler
+// giving up on a slow client), and later Reads fail.
 func (c *Context) BodyReader() io.Reader {
 	if c.req.BodyReader != nil {
 		c.bodyRd.r = c.req.BodyReader

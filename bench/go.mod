@@ -5,7 +5,10 @@ go 1.26.0
 // The suite builds cmd/demo inside the root module (with the root go.mod); this
 // require keeps the root module in the graph for the replace below. cmd/peer
 // imports it too (celeris-blocking, a WebSocket peer), so `go mod tidy` keeps it.
-require github.com/celeris-dev/celeris v0.0.0-00010101000000-000000000000
+require (
+	github.com/celeris-dev/celeris v0.0.0-00010101000000-000000000000
+	github.com/celeris-dev/celeris/grpc v0.0.0-00010101000000-000000000000
+)
 
 require (
 	github.com/HdrHistogram/hdrhistogram-go v1.1.2
@@ -79,3 +82,5 @@ require (
 )
 
 replace github.com/celeris-dev/celeris => ../
+
+replace github.com/celeris-dev/celeris/grpc => ../grpc

@@ -1,6 +1,10 @@
-// Command grpcbench compares three ways of serving gRPC (issue #15 §5), in RPCs
+// Command grpcbench compares four ways of serving gRPC (issue #15 §5), in RPCs
 // (or streamed messages) per server CPU-second:
 //
+//   - celeris-native: the same service registered on celerisgrpc.NewServer()
+//     (github.com/celeris-dev/celeris/grpc), mounted with s.POST("/*rpc",
+//     celeris.Adapt(srv)) on the same Celeris configuration as celeris: Adapt
+//     takes its native path (no ServeHTTP);
 //   - celeris: grpc-go's grpc.Server mounted with s.POST("/*rpc", celeris.Adapt(gs))
 //     on the gnet engine, over h2c (grpc-go's ServeHTTP transport);
 //   - grpc: grpc-go's own server, gs.Serve on a net.Listener (its own HTTP/2);
@@ -13,13 +17,13 @@
 //
 // Three modes:
 //
-//	grpcbench -server celeris|grpc|nethttp [-addr 127.0.0.1:0] [-cpuprofile f]
+//	grpcbench -server celeris-native|celeris|grpc|nethttp [-addr 127.0.0.1:0] [-cpuprofile f] [-memprofile f]
 //	    serves until SIGTERM/SIGINT; prints "listening ADDR" first. A fourth
 //	    server, celeris-cancelctx (celeris with the request context wrapped in
 //	    context.WithCancel), runs only when named.
 //	grpcbench -load ADDR [-scenario unary|stream] [-duration 3s] [-conns 4] [-streams 64]
 //	    runs the loader against ADDR and prints what it completed.
-//	grpcbench [-servers celeris,grpc,nethttp] [-scenarios unary,stream] [-rounds 3] ...
+//	grpcbench [-servers celeris-native,celeris,grpc,nethttp] [-scenarios unary,stream] [-rounds 3] ...
 //	    the driver (default): for every round, every server in turn (the order
 //	    rotates per round), starts it as a child pinned with taskset -c
 //	    -server-cpu and GOMAXPROCS=1, pins itself (the loader) to -load-cpu,
@@ -45,9 +49,10 @@ func main() {
 
 func run(args []string) error {
 	fs := flag.NewFlagSet("grpcbench", flag.ContinueOnError)
-	server := fs.String("server", "", "server mode: celeris, grpc, nethttp or celeris-cancelctx")
+	server := fs.String("server", "", "server mode: celeris-native, celeris, grpc, nethttp or celeris-cancelctx")
 	addr := fs.String("addr", "127.0.0.1:0", "server mode: listen address")
 	cpuprofile := fs.String("cpuprofile", "", "server mode: write a CPU profile here, stopped at SIGTERM/SIGINT")
+	memprofile := fs.String("memprofile", "", "server mode: write a heap profile (alloc_space/alloc_objects since start) here at SIGTERM/SIGINT")
 	loadAddr := fs.String("load", "", "load mode: the server's address")
 	scenario := fs.String("scenario", "unary", "load mode: unary or stream")
 
@@ -58,7 +63,7 @@ func run(args []string) error {
 	fs.IntVar(&lc.StreamMsgs, "stream-msgs", 64, "loader: messages per server-streaming RPC")
 
 	var dc driveConfig
-	servers := fs.String("servers", "celeris,grpc,nethttp", "driver: servers to compare (celeris-cancelctx also exists: celeris with the request context wrapped in context.WithCancel)")
+	servers := fs.String("servers", "celeris-native,celeris,grpc,nethttp", "driver: servers to compare (celeris-cancelctx also exists: celeris with the request context wrapped in context.WithCancel)")
 	scenarios := fs.String("scenarios", "unary,stream", "driver: scenarios")
 	fs.IntVar(&dc.Rounds, "rounds", 3, "driver: interleaved rounds")
 	fs.DurationVar(&dc.Warmup, "warmup", time.Second, "driver: load before each measured window")
@@ -76,7 +81,7 @@ func run(args []string) error {
 	}
 	switch {
 	case *server != "":
-		return serve(*server, *addr, *cpuprofile)
+		return serve(*server, *addr, *cpuprofile, *memprofile)
 	case *loadAddr != "":
 		lc.Addr, lc.Scenario = *loadAddr, *scenario
 		return loadMode(lc, *duration)

@@ -18,10 +18,11 @@ import (
 	testgrpc "google.golang.org/grpc/interop/grpc_testing"
 
 	"github.com/celeris-dev/celeris"
+	celerisgrpc "github.com/celeris-dev/celeris/grpc"
 )
 
 // serverNames are the servers the driver runs by default.
-var serverNames = []string{"celeris", "grpc", "nethttp"}
+var serverNames = []string{"celeris-native", "celeris", "grpc", "nethttp"}
 
 // extraServers are variants the driver knows but runs only when named:
 // celeris-cancelctx is celeris with the request's context wrapped in
@@ -54,11 +55,17 @@ func newGRPCServer() *grpc.Server {
 func startServer(kind, addr string) (string, func(), error) {
 	gs := newGRPCServer()
 	switch kind {
-	case "celeris", "celeris-cancelctx":
+	case "celeris", "celeris-cancelctx", "celeris-native":
 		s := celeris.New(celeris.Config{Addr: addr, EventLoops: runtime.GOMAXPROCS(0)})
 		var h http.Handler = gs
-		if kind == "celeris-cancelctx" {
+		switch kind {
+		case "celeris-cancelctx":
 			h = cancelCtx(gs)
+		case "celeris-native":
+			// The same service on celerisgrpc: Adapt takes its native path.
+			ns := celerisgrpc.NewServer()
+			testgrpc.RegisterTestServiceServer(ns, grpcinterop.NewTestServer())
+			h = ns
 		}
 		// Routes run on worker goroutines by default: gRPC handlers block.
 		s.POST("/*rpc", celeris.Adapt(h))
@@ -94,12 +101,12 @@ func startServer(kind, addr string) (string, func(), error) {
 		go func() { _ = srv.Serve(ln) }()
 		return ln.Addr().String(), func() { _ = srv.Close() }, nil
 	}
-	return "", nil, fmt.Errorf("unknown server %q (want celeris, grpc, nethttp or celeris-cancelctx)", kind)
+	return "", nil, fmt.Errorf("unknown server %q (want celeris-native, celeris, grpc, nethttp or celeris-cancelctx)", kind)
 }
 
 // serve is server mode: it prints "listening ADDR" and serves until SIGTERM or
 // SIGINT, then stops the CPU profile (if any) and exits.
-func serve(kind, addr, cpuprofile string) error {
+func serve(kind, addr, cpuprofile, memprofile string) error {
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
 	if cpuprofile != "" {
@@ -122,5 +129,12 @@ func serve(kind, addr, cpuprofile string) error {
 	fmt.Printf("listening %s\n", got)
 	<-sig
 	stop()
+	if memprofile != "" {
+		f, err := os.Create(memprofile)
+		if err != nil {
+			return err
+		}
+		return errors.Join(pprof.Lookup("allocs").WriteTo(f, 0), f.Close())
+	}
 	return nil
 }
