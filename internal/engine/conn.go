@@ -202,7 +202,7 @@ func (c *conn) releaseOut() {
 	switch n := cap(c.out); {
 	case n > 1<<20:
 		c.out = nil
-	case n > bufpool.MinSize:
+	case n >= bufpool.MinSize:
 		if _, ok := c.proto.(outputPooler); ok {
 			bufpool.Put(c.out)
 			c.out = nil
