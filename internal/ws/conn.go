@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -120,6 +121,7 @@ type Conn struct {
 	closeSent bool   // a close frame went out
 	failed    bool   // the client broke the protocol: its input is dropped
 	outbound  int    // what the engine held after the last flush (AfterFlush)
+	handed    bool   // a message went to the application in this OnData
 
 	closeExpired atomic.Bool // the client did not answer our close in time
 
@@ -213,6 +215,16 @@ func (c *Conn) OnData(in []byte) (int, error) {
 		// by the output check above, which leaves its input unread.
 		c.t.Write(c.ctl)
 	}
+	if c.handed && err == nil {
+		// The application has messages: let its worker run now, on this
+		// thread, and take what it wrote into this callback's write. A short
+		// callback (an echo) is answered in the same loop iteration, without
+		// a wake-up of the loop and without the worker waiting for the loop's
+		// thread to block (with one P, until sysmon hands the P over).
+		c.handed = false
+		runtime.Gosched()
+		c.takeOut()
+	}
 	if err != nil {
 		if errors.Is(err, errCloseDone) {
 			return len(in), errCloseDone
@@ -251,6 +263,7 @@ func (c *Conn) Message(op Opcode, p []byte, comp bool) error {
 	}
 	c.queue = append(c.queue, message{op: op, comp: comp, buf: buf})
 	c.queued += len(buf)
+	c.handed = true
 	c.schedule()
 	c.cond.Broadcast()
 	c.mu.Unlock()
@@ -350,6 +363,35 @@ func (c *Conn) OnWake() error {
 	closeReq, want := c.closeReq, c.wantClose
 	c.closeReq = nil
 	c.mu.Unlock()
+	c.writeOut(out)
+	if want && closeReq != nil && !c.closeSent {
+		c.closeSent = true
+		c.t.Write(closeReq)
+		time.AfterFunc(closeTimeout, func() {
+			c.closeExpired.Store(true)
+			c.t.Wake()
+		})
+	}
+	return nil
+}
+
+// takeOut moves what the application wrote to the transport (loop).
+func (c *Conn) takeOut() {
+	c.mu.Lock()
+	out := c.out
+	if len(out) == 0 {
+		c.mu.Unlock()
+		return
+	}
+	c.out = c.spare[:0]
+	c.spare = nil
+	c.mu.Unlock()
+	c.writeOut(out)
+}
+
+// writeOut hands out to the transport and keeps or pools the buffer it gets
+// back (loop).
+func (c *Conn) writeOut(out []byte) {
 	if len(out) > 0 && !c.closeSent {
 		// Handed over, not copied (the engine keeps it as its batch when that is
 		// empty, and gives its old buffer back; the gnet engine puts a large
@@ -367,15 +409,6 @@ func (c *Conn) OnWake() error {
 		}
 		c.mu.Unlock()
 	}
-	if want && closeReq != nil && !c.closeSent {
-		c.closeSent = true
-		c.t.Write(closeReq)
-		time.AfterFunc(closeTimeout, func() {
-			c.closeExpired.Store(true)
-			c.t.Wake()
-		})
-	}
-	return nil
 }
 
 // PoolOutput tells the engine to put a large output batch back into bufpool once
