@@ -140,6 +140,7 @@ type Conn struct {
 	running bool      // guarded by mu: a worker runs the application
 	gone    bool      // guarded by mu: the transport closed
 	inWait  bool      // guarded by mu: OnData left input unread (back-pressure): wake the loop when the queue shrinks
+	taking  bool      // guarded by mu: OnData yielded to the application and takes its output itself (no wake-up needed)
 	peerErr *CloseError
 	// closeReq is a close the application asked for, sent by the loop; guarded by mu.
 	closeReq  []byte
@@ -222,6 +223,9 @@ func (c *Conn) OnData(in []byte) (int, error) {
 		// a wake-up of the loop and without the worker waiting for the loop's
 		// thread to block (with one P, until sysmon hands the P over).
 		c.handed = false
+		c.mu.Lock()
+		c.taking = true
+		c.mu.Unlock()
 		runtime.Gosched()
 		c.takeOut()
 	}
@@ -378,6 +382,7 @@ func (c *Conn) OnWake() error {
 // takeOut moves what the application wrote to the transport (loop).
 func (c *Conn) takeOut() {
 	c.mu.Lock()
+	c.taking = false // from now on, a write wakes the loop
 	out := c.out
 	if len(out) == 0 {
 		c.mu.Unlock()
@@ -737,7 +742,7 @@ func (c *Conn) writeFrame(op Opcode, p []byte) error {
 		}
 		c.cond.Wait()
 	}
-	wake := len(c.out) == 0
+	wake := len(c.out) == 0 && !c.taking
 	if comp != nil {
 		c.grow(len(comp))
 		c.out = AppendHeader(c.out, true, true, op, len(comp), false, [4]byte{})
