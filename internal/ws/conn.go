@@ -21,8 +21,11 @@ import (
 // transport's protocol (httpmsg.Proto). OnData feeds the Reader, which unmasks
 // frames into the Conn's buffers: a ping is answered at once from the loop, a
 // close is answered
-// and ends the connection, and each complete data message is copied into a pooled
-// buffer and queued. Messages are served on a worker (internal/work) by the
+// and ends the connection, and each complete data message is queued: a small one
+// copied into one of the connection's small buffers, a large one in the pooled
+// buffer (internal/bufpool) the reader unmasked it into, handed over. Once OnData
+// queued messages it yields once, so that the worker answers on the loop's thread
+// and its output joins this callback's write. Messages are served on a worker (internal/work) by the
 // application: a blocking handler, which the worker runs for the connection's
 // whole life and which takes messages with ReadMessage; or callbacks, which a
 // worker runs only while messages are queued, so that an idle connection holds no
@@ -221,7 +224,9 @@ func (c *Conn) OnData(in []byte) (int, error) {
 		// thread, and take what it wrote into this callback's write. A short
 		// callback (an echo) is answered in the same loop iteration, without
 		// a wake-up of the loop and without the worker waiting for the loop's
-		// thread to block (with one P, until sysmon hands the P over).
+		// thread to block (with one P, until sysmon hands the P over). With one
+		// P, a callback that computes without blocking holds the loop's thread
+		// until it is preempted; with more, another P takes the loop.
 		c.handed = false
 		c.mu.Lock()
 		c.taking = true
