@@ -12,6 +12,7 @@ import (
 
 	"github.com/panjf2000/gnet/v2"
 
+	"github.com/celeris-dev/celeris/internal/bufpool"
 	"github.com/celeris-dev/celeris/internal/httpmsg"
 )
 
@@ -146,11 +147,7 @@ func (c *conn) onTraffic() gnet.Action {
 	if len(c.out) > 0 {
 		c.resumeRead() // gnet's write changes the fd's poller interest: it must be as gnet left it
 		c.writeOut()
-		if cap(c.out) > 1<<20 {
-			c.out = nil // do not pin a large buffer to an idle connection
-		} else {
-			c.out = c.out[:0]
-		}
+		c.releaseOut()
 	}
 	outbound := c.gc.OutboundBuffered()
 	if fa, ok := c.proto.(flushAware); ok {
@@ -193,6 +190,34 @@ func (c *conn) onTraffic() gnet.Action {
 	c.lastOutbound = 0
 	c.updateDeadline()
 	return gnet.None
+}
+
+// releaseOut empties the output batch once written, keeping its buffer for the
+// next batch unless it is large: above 1 MiB it is dropped (do not pin a large
+// buffer to an idle connection), and above bufpool.MinSize a protocol that says
+// so (outputPooler: WebSocket, whose large messages come and go) gets it pooled,
+// so that a steady stream of large messages neither allocates nor keeps a large
+// buffer per connection.
+func (c *conn) releaseOut() {
+	switch n := cap(c.out); {
+	case n > 1<<20:
+		c.out = nil
+	case n >= bufpool.MinSize:
+		if _, ok := c.proto.(outputPooler); ok {
+			bufpool.Put(c.out)
+			c.out = nil
+			return
+		}
+		c.out = c.out[:0]
+	default:
+		c.out = c.out[:0]
+	}
+}
+
+// outputPooler is implemented by protocols whose large output batches go back to
+// bufpool once written (releaseOut).
+type outputPooler interface {
+	PoolOutput()
 }
 
 // flushAware is implemented by protocols that want to know how much output the

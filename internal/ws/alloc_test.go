@@ -3,29 +3,11 @@
 package ws
 
 import (
-	"net"
 	"testing"
 	"time"
 
 	"github.com/celeris-dev/celeris/internal/work"
 )
-
-// memTransport is an httpmsg.Conn in memory: Write keeps the output, Wake
-// signals the test, which plays the event loop.
-type memTransport struct {
-	out  []byte
-	wake chan struct{}
-}
-
-func (m *memTransport) Write(b []byte) { m.out = append(m.out, b...) }
-func (m *memTransport) Wake() {
-	select {
-	case m.wake <- struct{}{}:
-	default: // coalesced, as the engine's wake-ups are
-	}
-}
-func (m *memTransport) Close()               {}
-func (m *memTransport) RemoteAddr() net.Addr { return nil }
 
 // TestAllocsSmallMessageEcho: a small message read on the loop, echoed by a
 // callback on a worker and written back costs no allocation in steady state
@@ -59,3 +41,34 @@ func TestAllocsSmallMessageEcho(t *testing.T) {
 		t.Fatalf("%.2f allocations per small-message echo, want 0", a)
 	}
 }
+
+// echoBench drives size-byte echoes through a Conn with callbacks, the test
+// playing the event loop (OnData, then OnWake once the worker wrote).
+func echoBench(b *testing.B, size int) {
+	tr := &memTransport{wake: make(chan struct{}, 1)}
+	pool := work.NewPool(0, time.Minute)
+	c := NewConn(tr, Config{MaxMessage: 1 << 20, Pool: pool}, App{
+		OnOpen: func(*Conn) {},
+		OnMessage: func(c *Conn, op Opcode, p []byte) error {
+			return c.WriteMessage(op, p)
+		},
+	})
+	c.Start()
+	frame := clientFrame(true, OpBinary, make([]byte, size))
+	b.SetBytes(int64(size))
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		tr.out = tr.out[:0]
+		if n, err := c.OnData(frame); n != len(frame) || err != nil {
+			b.Fatalf("OnData: %d %v", n, err)
+		}
+		for len(tr.out) == 0 {
+			<-tr.wake
+			_ = c.OnWake()
+			c.AfterFlush(0)
+		}
+	}
+}
+
+func BenchmarkEcho64(b *testing.B)  { echoBench(b, 64) }
+func BenchmarkEcho16K(b *testing.B) { echoBench(b, 16<<10) }

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"net"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/celeris-dev/celeris/internal/bufpool"
 	"github.com/celeris-dev/celeris/internal/httpmsg"
 	"github.com/celeris-dev/celeris/internal/work"
 )
@@ -19,8 +21,11 @@ import (
 // transport's protocol (httpmsg.Proto). OnData feeds the Reader, which unmasks
 // frames into the Conn's buffers: a ping is answered at once from the loop, a
 // close is answered
-// and ends the connection, and each complete data message is copied into a pooled
-// buffer and queued. Messages are served on a worker (internal/work) by the
+// and ends the connection, and each complete data message is queued: a small one
+// copied into one of the connection's small buffers, a large one in the pooled
+// buffer (internal/bufpool) the reader unmasked it into, handed over. Once OnData
+// queued messages it yields once, so that the worker answers on the loop's thread
+// and its output joins this callback's write. Messages are served on a worker (internal/work) by the
 // application: a blocking handler, which the worker runs for the connection's
 // whole life and which takes messages with ReadMessage; or callbacks, which a
 // worker runs only while messages are queued, so that an idle connection holds no
@@ -38,8 +43,7 @@ import (
 const (
 	outHigh = 4 << 20  // output queued (Conn and engine) past which writers block
 	inHigh  = 1 << 20  // queued message bytes past which input is left unread
-	keepBuf = 4 << 10  // message buffers up to this size are reused
-	keepBig = 64 << 10 // one larger buffer, up to this size, is kept for the next large message
+	keepBuf = smallMsg // buffers up to this size stay with the connection; larger ones are pooled (bufpool)
 
 	// closeTimeout bounds the wait for the client's close frame after the
 	// server sent its own (RFC 6455 §7.1.1: the server closes the TCP connection
@@ -120,6 +124,7 @@ type Conn struct {
 	closeSent bool   // a close frame went out
 	failed    bool   // the client broke the protocol: its input is dropped
 	outbound  int    // what the engine held after the last flush (AfterFlush)
+	handed    bool   // a message went to the application in this OnData
 
 	closeExpired atomic.Bool // the client did not answer our close in time
 
@@ -132,12 +137,13 @@ type Conn struct {
 	qhead   int       // guarded by mu
 	queued  int       // guarded by mu: bytes in queue
 	free    [][]byte  // guarded by mu: small message buffers to reuse
-	bigFree []byte    // guarded by mu: one large message buffer to reuse (keepBig)
 	out     []byte    // guarded by mu: frames written by the application
-	spare   []byte    // guarded by mu: out's other buffer
+	spare   []byte    // guarded by mu: out's other buffer, when small (keepBuf)
 	held    int       // guarded by mu: the engine's outbound after the last flush
 	running bool      // guarded by mu: a worker runs the application
 	gone    bool      // guarded by mu: the transport closed
+	inWait  bool      // guarded by mu: OnData left input unread (back-pressure): wake the loop when the queue shrinks
+	taking  bool      // guarded by mu: OnData yielded to the application and takes its output itself (no wake-up needed)
 	peerErr *CloseError
 	// closeReq is a close the application asked for, sent by the loop; guarded by mu.
 	closeReq  []byte
@@ -192,15 +198,17 @@ func (c *Conn) OnData(in []byte) (int, error) {
 		return len(in), nil
 	}
 	c.mu.Lock()
-	full := c.queued > inHigh || c.held+len(c.out) > outHigh
+	full := c.queued > inHigh || c.held+len(c.out) > outHigh || c.outbound > outHigh
 	if c.failReq != nil {
 		c.failed = true // the application failed the connection (a bad compressed message)
+	} else if full {
+		c.inWait = true // the application wakes the loop once it took messages
 	}
 	c.mu.Unlock()
 	if c.failed {
 		return len(in), nil
 	}
-	if full || c.outbound > outHigh {
+	if full {
 		return 0, nil // back-pressure: the engine stops reading once its buffer is full
 	}
 	c.ctl = c.ctl[:0]
@@ -210,6 +218,21 @@ func (c *Conn) OnData(in []byte) (int, error) {
 		// bounded by the engine's read window and, once the client stops reading,
 		// by the output check above, which leaves its input unread.
 		c.t.Write(c.ctl)
+	}
+	if c.handed && err == nil {
+		// The application has messages: let its worker run now, on this
+		// thread, and take what it wrote into this callback's write. A short
+		// callback (an echo) is answered in the same loop iteration, without
+		// a wake-up of the loop and without the worker waiting for the loop's
+		// thread to block (with one P, until sysmon hands the P over). With one
+		// P, a callback that computes without blocking holds the loop's thread
+		// until it is preempted; with more, another P takes the loop.
+		c.handed = false
+		c.mu.Lock()
+		c.taking = true
+		c.mu.Unlock()
+		runtime.Gosched()
+		c.takeOut()
 	}
 	if err != nil {
 		if errors.Is(err, errCloseDone) {
@@ -234,18 +257,22 @@ func (c *Conn) Message(op Opcode, p []byte, comp bool) error {
 	var buf []byte
 	switch n := len(c.free); {
 	case len(p) > keepBuf && len(c.rd.msg) == len(p) && &c.rd.msg[0] == &p[0]:
-		// A large message: the reader's buffer is handed over, not copied, and
-		// the reader goes on in the large buffer the application gave back last.
+		// A large message: the reader's (pooled) buffer is handed over, not
+		// copied; the reader takes another from the pool for the next one.
 		buf = p
-		c.rd.msg, c.bigFree = c.bigFree, nil
+		c.rd.msg = nil
 	case n > 0 && len(p) <= keepBuf:
 		buf = append(c.free[n-1][:0], p...)
 		c.free = c.free[:n-1]
 	default:
 		buf = append(make([]byte, 0, max(len(p), 64)), p...)
 	}
+	if cap(c.rd.msg) > keepBuf {
+		c.rd.releaseMsg() // a small message in a large buffer: do not keep it
+	}
 	c.queue = append(c.queue, message{op: op, comp: comp, buf: buf})
 	c.queued += len(buf)
+	c.handed = true
 	c.schedule()
 	c.cond.Broadcast()
 	c.mu.Unlock()
@@ -345,16 +372,7 @@ func (c *Conn) OnWake() error {
 	closeReq, want := c.closeReq, c.wantClose
 	c.closeReq = nil
 	c.mu.Unlock()
-	if len(out) > 0 && !c.closeSent {
-		// Handed over, not copied (the engine keeps it as its batch when that is
-		// empty, and gives its old buffer back).
-		out = httpmsg.WriteOwned(c.t, out)
-	}
-	if cap(out) <= 64<<10 {
-		c.mu.Lock()
-		c.spare = out[:0]
-		c.mu.Unlock()
-	}
+	c.writeOut(out)
 	if want && closeReq != nil && !c.closeSent {
 		c.closeSent = true
 		c.t.Write(closeReq)
@@ -365,6 +383,47 @@ func (c *Conn) OnWake() error {
 	}
 	return nil
 }
+
+// takeOut moves what the application wrote to the transport (loop).
+func (c *Conn) takeOut() {
+	c.mu.Lock()
+	c.taking = false // from now on, a write wakes the loop
+	out := c.out
+	if len(out) == 0 {
+		c.mu.Unlock()
+		return
+	}
+	c.out = c.spare[:0]
+	c.spare = nil
+	c.mu.Unlock()
+	c.writeOut(out)
+}
+
+// writeOut hands out to the transport and keeps or pools the buffer it gets
+// back (loop).
+func (c *Conn) writeOut(out []byte) {
+	if len(out) > 0 && !c.closeSent {
+		// Handed over, not copied (the engine keeps it as its batch when that is
+		// empty, and gives its old buffer back; the gnet engine puts a large
+		// batch back into bufpool once written: PoolOutput).
+		out = httpmsg.WriteOwned(c.t, out)
+	}
+	// out is now nobody's: a small one is the next spare, a large one goes
+	// back to the pool rather than stay with the connection.
+	if cap(out) > keepBuf {
+		bufpool.Put(out)
+	} else if out != nil {
+		c.mu.Lock()
+		if c.spare == nil {
+			c.spare = out[:0]
+		}
+		c.mu.Unlock()
+	}
+}
+
+// PoolOutput tells the engine to put a large output batch back into bufpool once
+// it is written, rather than keep it for the connection's next write.
+func (c *Conn) PoolOutput() {}
 
 // AfterFlush records how much output the engine still holds and releases blocked
 // writers once it drained (loop).
@@ -503,8 +562,15 @@ func (c *Conn) runCallbacks() {
 			continue
 		}
 		c.running = false
+		// The loop needs to hear of the end only when input waits for the
+		// queue to shrink, or a failed connection for the application to
+		// catch up (sendFail); a written answer woke it already.
+		wake := c.inWait || c.failReq != nil
+		c.inWait = false
 		c.mu.Unlock()
-		c.t.Wake() // input may have waited for the queue to shrink
+		if wake {
+			c.t.Wake()
+		}
 		return
 	}
 }
@@ -533,9 +599,11 @@ func (c *Conn) pop() message {
 	return m
 }
 
-// recycle keeps a small message buffer for reuse.
+// recycle keeps a small message buffer for reuse, and gives a large one back to
+// the pool.
 func (c *Conn) recycle(b []byte) {
-	if cap(b) > keepBig {
+	if cap(b) > keepBuf {
+		bufpool.Put(b)
 		return
 	}
 	c.mu.Lock()
@@ -543,16 +611,14 @@ func (c *Conn) recycle(b []byte) {
 	c.mu.Unlock()
 }
 
-// keep holds b for a later message (mu held): up to 4 small buffers, and one
-// large one (up to keepBig) for the reader's next large message.
+// keep holds b for a later message (mu held): up to 4 small buffers; a large
+// one goes back to the pool.
 func (c *Conn) keep(b []byte) {
 	switch {
-	case cap(b) <= keepBuf:
-		if len(c.free) < 4 {
-			c.free = append(c.free, b)
-		}
-	case cap(b) <= keepBig && c.bigFree == nil:
-		c.bigFree = b[:0]
+	case cap(b) > keepBuf:
+		bufpool.Put(b)
+	case len(c.free) < 4:
+		c.free = append(c.free, b)
 	}
 }
 
@@ -591,8 +657,9 @@ func (c *Conn) ReadMessage() (Opcode, []byte, error) {
 		}
 	}
 	c.current = m.buf
-	if c.queued <= inHigh {
-		c.t.Wake() // the loop may have left input unread
+	if c.inWait && c.queued <= inHigh {
+		c.inWait = false
+		c.t.Wake() // the loop left input unread
 	}
 	return m.op, m.buf, nil
 }
@@ -680,11 +747,13 @@ func (c *Conn) writeFrame(op Opcode, p []byte) error {
 		}
 		c.cond.Wait()
 	}
-	wake := len(c.out) == 0
+	wake := len(c.out) == 0 && !c.taking
 	if comp != nil {
+		c.grow(len(comp))
 		c.out = AppendHeader(c.out, true, true, op, len(comp), false, [4]byte{})
 		c.out = append(c.out, comp...)
 	} else {
+		c.grow(len(p))
 		c.out = AppendFrame(c.out, true, op, p)
 	}
 	c.mu.Unlock()
@@ -692,6 +761,24 @@ func (c *Conn) writeFrame(op Opcode, p []byte) error {
 		c.t.Wake()
 	}
 	return nil
+}
+
+// grow makes room in out for a frame of n payload bytes (mu held): past keepBuf
+// the output moves to a pooled buffer (bufpool), which goes back to the pool once
+// written, instead of growing a buffer that would stay with the connection.
+func (c *Conn) grow(n int) {
+	need := len(c.out) + n + MaxHeaderLen
+	if need <= cap(c.out) || need <= keepBuf {
+		return
+	}
+	b := append(bufpool.Get(need), c.out...)
+	switch {
+	case cap(c.out) > keepBuf:
+		bufpool.Put(c.out)
+	case c.out != nil && c.spare == nil:
+		c.spare = c.out[:0]
+	}
+	c.out = b
 }
 
 // Close starts the closing handshake with code and reason (any goroutine); the

@@ -203,3 +203,33 @@ func Mask(key [4]byte, pos int, b []byte) int {
 	}
 	return pos + len(b)
 }
+
+// MaskCopy writes src masked with key (its byte at position pos) into dst, which
+// must be at least as long, and returns the position after it: Mask and a copy in
+// one pass.
+func MaskCopy(key [4]byte, pos int, dst, src []byte) int {
+	k := [4]byte{key[pos&3], key[(pos+1)&3], key[(pos+2)&3], key[(pos+3)&3]}
+	dst = dst[:len(src)]
+	if len(src) >= 8 {
+		k32 := binary.LittleEndian.Uint32(k[:])
+		k64 := uint64(k32) | uint64(k32)<<32
+		for len(src) >= 32 {
+			d, s := dst[:32], src[:32]
+			binary.LittleEndian.PutUint64(d, binary.LittleEndian.Uint64(s)^k64)
+			binary.LittleEndian.PutUint64(d[8:], binary.LittleEndian.Uint64(s[8:])^k64)
+			binary.LittleEndian.PutUint64(d[16:], binary.LittleEndian.Uint64(s[16:])^k64)
+			binary.LittleEndian.PutUint64(d[24:], binary.LittleEndian.Uint64(s[24:])^k64)
+			dst, src = dst[32:], src[32:]
+			pos += 32
+		}
+		for len(src) >= 8 {
+			binary.LittleEndian.PutUint64(dst, binary.LittleEndian.Uint64(src)^k64)
+			dst, src = dst[8:], src[8:]
+			pos += 8
+		}
+	}
+	for i := range src {
+		dst[i] = src[i] ^ k[i&3]
+	}
+	return pos + len(src)
+}

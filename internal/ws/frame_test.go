@@ -99,7 +99,38 @@ func TestMask(t *testing.T) {
 			if !bytes.Equal(got, want) {
 				t.Fatalf("size %d split %d: mask differs", size, split)
 			}
+			// MaskCopy gives the same bytes into another buffer, src untouched.
+			dst := make([]byte, size+3)
+			pos = MaskCopy(key, 0, dst, data[:split])
+			if end := MaskCopy(key, pos, dst[split:], data[split:]); end != size {
+				t.Fatalf("MaskCopy end %d, want %d", end, size)
+			}
+			if !bytes.Equal(dst[:size], want) || !bytes.Equal(dst[size:], []byte{0, 0, 0}) {
+				t.Fatalf("size %d split %d: MaskCopy differs", size, split)
+			}
+			for i := range data {
+				if data[i] != byte(i*7) {
+					t.Fatal("MaskCopy changed its source")
+				}
+			}
 		}
+	}
+}
+
+func BenchmarkMaskCopy16K(b *testing.B) {
+	src, dst := make([]byte, 16<<10), make([]byte, 16<<10)
+	b.SetBytes(int64(len(src)))
+	for i := 0; i < b.N; i++ {
+		MaskCopy([4]byte{1, 2, 3, 4}, 0, dst, src)
+	}
+}
+
+func BenchmarkCopyThenMask16K(b *testing.B) {
+	src, dst := make([]byte, 16<<10), make([]byte, 16<<10)
+	b.SetBytes(int64(len(src)))
+	for i := 0; i < b.N; i++ {
+		copy(dst, src)
+		Mask([4]byte{1, 2, 3, 4}, 0, dst)
 	}
 }
 

@@ -1,5 +1,7 @@
 package ws
 
+import "github.com/celeris-dev/celeris/internal/bufpool"
+
 // Reader turns a server's incoming bytes into messages (RFC 6455 §5.4, §6.2). It is
 // incremental and pure: Feed takes whatever arrived, consumes what it can, and
 // reports events through the Events it was given; bytes of a frame header that is
@@ -49,9 +51,40 @@ func (r *Reader) Reset(keep int) {
 	r.inFrame, r.got, r.msgOp, r.msgComp, r.msgLen = false, 0, 0, false, 0
 	r.utf8.Reset()
 	if cap(r.msg) > keep {
-		r.msg = nil
+		r.releaseMsg()
 	}
 	r.msg, r.ctrl = r.msg[:0], r.ctrl[:0]
+}
+
+// releaseMsg gives a large message buffer back to the pool (bufpool): a large
+// message's buffer stays with the Reader only while the message is read.
+func (r *Reader) releaseMsg() {
+	if cap(r.msg) > smallMsg {
+		bufpool.Put(r.msg)
+	}
+	r.msg = nil
+}
+
+// smallMsg: message buffers up to this capacity stay with the Reader (and are
+// grown by append); larger ones come from bufpool.
+const smallMsg = 4 << 10
+
+// reserve makes room in the message buffer for the rest of the current frame,
+// of which p arrived: a message that outgrows smallMsg moves to a pooled buffer
+// of the size the frame needs, when that is at most bufpool.MaxSize and at most
+// twice what is at hand (a header alone never claims memory); otherwise the
+// buffer grows by append as the bytes arrive.
+func (r *Reader) reserve(p []byte) {
+	have := int64(len(r.msg)) + int64(len(p))
+	need := int64(len(r.msg)) + r.hdr.Length - r.got
+	if have <= int64(cap(r.msg)) || need <= smallMsg || need > bufpool.MaxSize || need > 2*have {
+		return
+	}
+	b := append(bufpool.Get(int(need)), r.msg...)
+	if cap(r.msg) > smallMsg {
+		bufpool.Put(r.msg)
+	}
+	r.msg = b
 }
 
 // InMessage reports whether a fragmented message is in progress.
@@ -143,9 +176,18 @@ func (r *Reader) payload(p []byte) error {
 	} else {
 		dst = &r.msg
 	}
+	if !h.Op.IsControl() {
+		r.reserve(p)
+	}
 	start := len(*dst)
-	*dst = append(*dst, p...)
-	Mask(h.Mask, int(r.got), (*dst)[start:])
+	if cap(*dst)-start >= len(p) {
+		// Copied and unmasked in one pass.
+		*dst = (*dst)[:start+len(p)]
+		MaskCopy(h.Mask, int(r.got), (*dst)[start:], p)
+	} else {
+		*dst = append(*dst, p...)
+		Mask(h.Mask, int(r.got), (*dst)[start:])
+	}
 	if !h.Op.IsControl() && r.msgOp == OpText && !r.msgComp {
 		if !r.utf8.Write((*dst)[start:]) {
 			return ErrBadUTF8
