@@ -65,6 +65,15 @@ func (w *writer) push(b []byte) []byte {
 	return next[:0]
 }
 
+// idle reports whether the writer goroutine is not running, so nothing is queued
+// (owner only: only the owner starts it).
+func (w *writer) idle() bool {
+	w.mu.Lock()
+	r := !w.running
+	w.mu.Unlock()
+	return r
+}
+
 // end makes done close once the queue is written (owner, at close).
 func (w *writer) end() {
 	w.mu.Lock()
@@ -101,8 +110,9 @@ func (w *writer) run(c *conn) {
 				// falls as bytes leave (streaming back-pressure).
 				n := min(len(b)-off, writeSlice)
 				if !w.failed.Load() {
-					_ = c.nc.SetWriteDeadline(time.Now().Add(idle))
-					if _, err := c.nc.Write(b[off : off+n]); err != nil {
+					// To the socket: over TLS the batches are records already.
+					_ = c.raw.SetWriteDeadline(time.Now().Add(idle))
+					if _, err := c.raw.Write(b[off : off+n]); err != nil {
 						w.failed.Store(true)
 						// The owner may be blocked in Read on a peer that is gone:
 						// closing makes it return and end the connection.
