@@ -6,8 +6,10 @@ import (
 	"time"
 )
 
-// writer is a connection's writer goroutine and its queue: the owner pushes each
-// iteration's output batch, the writer writes the batches in order. The goroutine
+// writer is a connection's writer goroutine and its queue: the owner pushes the
+// output the socket did not take at once (conn.send: the owner writes inline,
+// without blocking, only while the writer is idle), the writer writes the batches
+// in order, blocking as long as the peer needs. The goroutine
 // runs only while there is something to write: push starts it, and it returns
 // once the queue is empty, so an idle connection (most of them, with keep-alive
 // and HTTP/2) holds one goroutine, its owner, not two. What is queued
