@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -249,6 +250,13 @@ func (c *conn) loop() error {
 		}
 		if c.eof && !c.proto.Busy() && !(stalled && c.OutboundBuffered() > 0) {
 			return nil // everything owed after the end of input was answered
+		}
+		if c.r == c.w && !c.eof && c.proto != nil && c.proto.Busy() && !c.woken.Load() {
+			// A worker has the request and no input is left: let it run first.
+			// A short handler answers before the owner reads (on one P, always),
+			// which saves the read that would find nothing (EAGAIN), parking in
+			// the poller and the wake-up through the read deadline.
+			runtime.Gosched()
 		}
 		if err = c.wait(); err != nil {
 			return err
