@@ -397,6 +397,9 @@ func (c *conn) send(b []byte) []byte {
 		n := c.writeNow(b)
 		if n == len(b) {
 			c.wr.lastDone.Store(time.Now().UnixNano())
+			if cap(b) > maxFreeBuf {
+				return nil // as the writer does: a large batch's buffer is not kept
+			}
 			return b[:0]
 		}
 		b = b[n:]
