@@ -193,9 +193,6 @@ func (c *conn) serve() {
 	c.start = time.Now().UnixNano()
 	c.lastActive, c.fresh = c.start, true
 	c.live.Store(true)
-	if c.tio != nil {
-		c.tio.collect = true
-	}
 	c.dlDirty = true
 	err := c.loop()
 	c.finish(err)
@@ -354,8 +351,7 @@ func (c *conn) flush() {
 	if len(c.out) > 0 {
 		c.lastActive = time.Now().UnixNano()
 		if c.tio != nil {
-			_, _ = c.nc.Write(c.out) // collected: never blocks, never fails
-			c.out = c.out[:0]
+			c.flushTLS()
 		} else {
 			c.out = c.send(c.out)
 		}
@@ -404,7 +400,30 @@ func (c *conn) send(b []byte) []byte {
 		}
 		b = b[n:]
 	}
-	return c.wr.push(b)
+	return c.wr.push(b, false)
+}
+
+// tlsCollectMax is the largest TLS batch the owner encrypts itself; a larger one
+// goes to the writer as plaintext, encrypted slice by slice as the socket takes
+// it, so that a client that does not read holds one copy of it, not two.
+const tlsCollectMax = writeSlice
+
+// flushTLS encrypts the output batch into collected records (one
+// tls.Conn.Write) while the writer is idle: records are numbered when they are
+// made, so the owner makes none while the writer has plaintext to encrypt. A
+// large batch, or one while the writer runs, is queued as plaintext behind what
+// was collected.
+func (c *conn) flushTLS() {
+	if len(c.out) <= tlsCollectMax && c.wr.idle() {
+		c.tio.collecting = true
+		_, _ = c.nc.Write(c.out) // collected: never blocks, never fails
+		c.tio.collecting = false
+		c.collected.Store(int64(len(c.tio.out)))
+		c.out = c.out[:0]
+		return
+	}
+	c.emit()
+	c.out = c.wr.push(c.out, true)
 }
 
 // emit sends the TLS records collected so far (a no-op in plaintext). Owner only.
@@ -599,9 +618,6 @@ func (c *conn) finish(err error) {
 	c.emit()
 	c.wr.end()
 	<-c.wr.done // bounded: every write has a deadline, and abort closes the socket
-	if c.tio != nil {
-		c.tio.collect = false // close_notify, a hijacker's writes: straight to the socket
-	}
 	if c.hijacked {
 		c.releaseBuf()
 		c.in = nil

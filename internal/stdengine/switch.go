@@ -45,9 +45,6 @@ func (c *conn) Hijack() (nc net.Conn, buffered, pending []byte, err error) {
 	c.emit()
 	c.wr.end()
 	<-c.wr.done // bounded: every write has a deadline
-	if c.tio != nil {
-		c.tio.collect = false // the hijacker writes through crypto/tls to the socket
-	}
 	if c.wr.failed.Load() {
 		return nil, nil, nil, errHijacked
 	}
