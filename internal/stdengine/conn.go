@@ -7,8 +7,10 @@ import (
 	"io"
 	"net"
 	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/celeris-dev/celeris/internal/httpmsg"
@@ -90,13 +92,27 @@ type conn struct {
 
 	wr writer
 
+	// Inline writes (writeNow): the socket, and the function run on it with its
+	// argument and result. rc is nil where the connection has no descriptor.
+	rc     syscall.RawConn
+	nowFn  func(fd uintptr) bool
+	nowBuf []byte
+	nowN   int
+
+	tio       *tlsIO       // TLS: what crypto/tls reads and writes through; nil in plaintext
+	collected atomic.Int64 // TLS: bytes of records collected and not yet emitted (tio.out)
+
 	small [smallSize]byte // the read buffer while input is light
 }
 
 func newConn(e *Engine, nc net.Conn) *conn {
 	c := &conn{eng: e, nc: nc, raw: nc, remote: nc.RemoteAddr(), wakeCh: make(chan struct{}, 1)}
 	if e.cfg.TLSConfig != nil {
-		c.nc = tls.Server(nc, e.cfg.TLSConfig)
+		c.tio = &tlsIO{Conn: nc, c: c}
+		c.nc = tls.Server(c.tio, e.cfg.TLSConfig)
+	}
+	if c.rc = rawConnOf(nc); c.rc != nil {
+		c.nowFn = c.writeFd
 	}
 	c.wr.init(c)
 	return c
@@ -141,8 +157,11 @@ func (c *conn) Close() { c.wantClose = true }
 func (c *conn) RemoteAddr() net.Addr { return c.remote }
 
 // OutboundBuffered is how much written output the socket has not taken yet: the
-// writer's queue, the counterpart of gnet's outbound buffer.
-func (c *conn) OutboundBuffered() int { return int(c.wr.pending.Load()) }
+// writer's queue (and over TLS the records not yet emitted), the counterpart of
+// gnet's outbound buffer.
+func (c *conn) OutboundBuffered() int {
+	return int(c.wr.pending.Load() + c.collected.Load())
+}
 
 // TLSConnectionState is the TLS state of the connection, nil for plaintext
 // (httpmsg.TLSConn).
@@ -226,8 +245,15 @@ func (c *conn) loop() error {
 		if c.closing {
 			return err
 		}
-		if c.eof && !c.proto.Busy() && !(stalled && c.wr.pending.Load() > 0) {
+		if c.eof && !c.proto.Busy() && !(stalled && c.OutboundBuffered() > 0) {
 			return nil // everything owed after the end of input was answered
+		}
+		if c.r == c.w && !c.eof && c.proto != nil && c.proto.Busy() && !c.woken.Load() {
+			// A worker has the request and no input is left: let it run first.
+			// A short handler answers before the owner reads (on one P, always),
+			// which saves the read that would find nothing (EAGAIN), parking in
+			// the poller and the wake-up through the read deadline.
+			runtime.Gosched()
 		}
 		if err = c.wait(); err != nil {
 			return err
@@ -314,14 +340,23 @@ func (c *conn) drainProto() {
 	}
 }
 
-// flush hands the iteration's output to the writer and tells the protocol how
-// much output is unsent (AfterFlush), as the gnet engine does after its write.
+// flush puts the iteration's output on the socket (send) and tells the protocol
+// how much output is unsent (AfterFlush), as the gnet engine does after its write.
+// Over TLS the batch is encrypted here, in one tls.Conn.Write, into records that
+// tlsIO collects; they are emitted now when the protocol waits for output to
+// drain, and otherwise held until the owner is about to block (tlsIO.Read,
+// waitWake, finish), so that iterations over input crypto/tls already holds share
+// one write.
 func (c *conn) flush() {
 	if len(c.out) > 0 {
 		c.lastActive = time.Now().UnixNano()
-		c.out = c.wr.push(c.out)
+		if c.tio != nil {
+			c.flushTLS()
+		} else {
+			c.out = c.send(c.out)
+		}
 	}
-	pending := int(c.wr.pending.Load())
+	pending := c.OutboundBuffered()
 	if fa, ok := c.proto.(flushAware); ok {
 		fa.AfterFlush(pending)
 	}
@@ -336,11 +371,68 @@ func (c *conn) flush() {
 		// one when the output is written, to close then.
 		level = 0
 	}
+	if level >= 0 {
+		// Someone waits for the output to drain: the writer must see all of it.
+		c.emit()
+	}
 	c.wr.level.Store(int64(level))
 	if level >= 0 && c.wr.pending.Load() <= int64(level) {
 		// The writer got there before it could see the level.
 		c.woken.Store(true)
 	}
+}
+
+// send puts b, an output batch the owner gives away, on the socket: while the
+// writer is idle, as much as the socket takes without blocking is written at once
+// from the owner goroutine (with one request in flight, all of it: no goroutine
+// start and hand-off per response); the rest is queued for the writer, which
+// writes it in order and may block. It returns an empty buffer for the owner's
+// next batch. Owner only.
+func (c *conn) send(b []byte) []byte {
+	if !c.wr.failed.Load() && c.wr.idle() {
+		n := c.writeNow(b)
+		if n == len(b) {
+			c.wr.lastDone.Store(time.Now().UnixNano())
+			if cap(b) > maxFreeBuf {
+				return nil // as the writer does: a large batch's buffer is not kept
+			}
+			return b[:0]
+		}
+		b = b[n:]
+	}
+	return c.wr.push(b, false)
+}
+
+// tlsCollectMax is the largest TLS batch the owner encrypts itself; a larger one
+// goes to the writer as plaintext, encrypted slice by slice as the socket takes
+// it, so that a client that does not read holds one copy of it, not two.
+const tlsCollectMax = writeSlice
+
+// flushTLS encrypts the output batch into collected records (one
+// tls.Conn.Write) while the writer is idle: records are numbered when they are
+// made, so the owner makes none while the writer has plaintext to encrypt. A
+// large batch, or one while the writer runs, is queued as plaintext behind what
+// was collected.
+func (c *conn) flushTLS() {
+	if len(c.out) <= tlsCollectMax && c.wr.idle() {
+		c.tio.collecting = true
+		_, _ = c.nc.Write(c.out) // collected: never blocks, never fails
+		c.tio.collecting = false
+		c.collected.Store(int64(len(c.tio.out)))
+		c.out = c.out[:0]
+		return
+	}
+	c.emit()
+	c.out = c.wr.push(c.out, true)
+}
+
+// emit sends the TLS records collected so far (a no-op in plaintext). Owner only.
+func (c *conn) emit() {
+	if c.tio == nil || len(c.tio.out) == 0 {
+		return
+	}
+	c.tio.out = c.send(c.tio.out)
+	c.collected.Store(0)
 }
 
 // wait blocks until input arrives, a wake-up comes or a deadline passes.
@@ -394,6 +486,7 @@ func (c *conn) wait() error {
 
 // waitWake waits without reading, for a wake-up or the deadline dl (0: none).
 func (c *conn) waitWake(dl, now int64) error {
+	c.emit()
 	if c.woken.Load() {
 		return nil
 	}
@@ -522,6 +615,7 @@ func (c *conn) deadline(now int64) int64 {
 // protocol (its handlers' contexts are cancelled).
 func (c *conn) finish(err error) {
 	c.live.Store(false)
+	c.emit()
 	c.wr.end()
 	<-c.wr.done // bounded: every write has a deadline, and abort closes the socket
 	if c.hijacked {

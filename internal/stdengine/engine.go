@@ -11,12 +11,15 @@
 //	accept -> (TLS: handshake under Config.HandshakeTimeout, ALPN picks h2 or h1)
 //	owner goroutine (conn.serve), the equivalent of the event loop for this conn:
 //	  loop: OnWake when a worker asked -> OnData over the unconsumed input
-//	        -> the callback's output batch goes to the writer's queue
+//	        -> the callback's output batch: written at once, without blocking, as
+//	           far as the socket takes it while nothing is queued (conn.send),
+//	           the rest queued for the writer (TLS: encrypted into records that
+//	           tlsIO collects and emits as one batch before the owner would block)
 //	        -> AfterFlush(unsent), DrainLevel -> wait: a blocking Read into the
 //	           connection's buffer, interrupted by Wake (read deadline in the past)
-//	writer goroutine: writes the queued batches in order, in slices each under the
-//	idle timeout as write deadline, and wakes the owner when the unsent output
-//	falls to the level the protocol waits for.
+//	writer goroutine (only while output is queued): writes the queued batches in
+//	order, in slices each under the idle timeout as write deadline, and wakes the
+//	owner when the unsent output falls to the level the protocol waits for.
 //
 // Why a read deadline for the wake-up: the owner must run OnWake promptly while it
 // is blocked in Read (a worker finished a response; shutdown asked for a drain).
@@ -28,7 +31,7 @@
 // second reader goroutine and no hand-off of read buffers. Wake-ups coalesce on an
 // atomic flag, so a busy connection pays for one deadline change per wake, not per
 // response. The writer is a goroutine of its own so that the owner never blocks in
-// a write: it keeps reading (WINDOW_UPDATE, RST_STREAM, a client that leaves) and
+// a write (the owner's own writes are non-blocking): it keeps reading (WINDOW_UPDATE, RST_STREAM, a client that leaves) and
 // draining workers while a slow client takes its output, and the writer's queue is
 // the "output still held" that gnet's buffer is for the protocols' back-pressure.
 package stdengine

@@ -291,9 +291,11 @@ func TestTimeouts(t *testing.T) {
 // protocols get ErrStopped.
 func TestStopClosesConnections(t *testing.T) {
 	closed := make(chan error, 1)
+	made := make(chan struct{})
 	e := New(Config{Addr: "127.0.0.1:0", NewH1: func(c httpmsg.Conn) httpmsg.Proto {
 		p := &proto{c: c, closed: closed}
 		p.busy.Store(true)
+		close(made)
 		return p
 	}})
 	errc := make(chan error, 1)
@@ -304,9 +306,12 @@ func TestStopClosesConnections(t *testing.T) {
 	}
 	c := dial(t, a.String(), false)
 	io.WriteString(c, "x")
-	deadline := time.Now().Add(5 * time.Second)
-	for e.OpenConnections() != 1 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
+	// The protocol exists once the owner read the input (a connection stopped
+	// before that has no protocol to tell).
+	select {
+	case <-made:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no protocol for the connection")
 	}
 	if n := e.Drain(); n != 1 {
 		t.Fatalf("Drain = %d with a busy connection", n)

@@ -42,6 +42,7 @@ func (c *conn) Hijack() (nc net.Conn, buffered, pending []byte, err error) {
 		return nil, nil, nil, errHijacked
 	}
 	c.flush()
+	c.emit()
 	c.wr.end()
 	<-c.wr.done // bounded: every write has a deadline
 	if c.wr.failed.Load() {

@@ -6,8 +6,10 @@ import (
 	"time"
 )
 
-// writer is a connection's writer goroutine and its queue: the owner pushes each
-// iteration's output batch, the writer writes the batches in order. The goroutine
+// writer is a connection's writer goroutine and its queue: the owner pushes the
+// output the socket did not take at once (conn.send: the owner writes inline,
+// without blocking, only while the writer is idle), the writer writes the batches
+// in order, blocking as long as the peer needs. The goroutine
 // runs only while there is something to write: push starts it, and it returns
 // once the queue is empty, so an idle connection (most of them, with keep-alive
 // and HTTP/2) holds one goroutine, its owner, not two. What is queued
@@ -23,8 +25,8 @@ type writer struct {
 	failed   atomic.Bool  // a write failed: the peer is gone, the socket is closed
 
 	mu      sync.Mutex
-	queue   [][]byte // guarded by mu: batches to write, owned by the writer
-	spare   [][]byte // guarded by mu: the queue's other backing array
+	queue   []item   // guarded by mu: batches to write, owned by the writer
+	spare   []item   // guarded by mu: the queue's other backing array
 	free    [][]byte // guarded by mu: written buffers, handed back to the owner
 	ending  bool     // guarded by mu: return once the queue is written
 	running bool     // guarded by mu: the writer goroutine runs
@@ -45,12 +47,19 @@ func (w *writer) init(c *conn) {
 	w.done = make(chan struct{})
 }
 
+// item is a queued output batch: bytes for the socket, or (plain, over TLS)
+// plaintext the writer encrypts as it writes it, through the tls.Conn.
+type item struct {
+	b     []byte
+	plain bool
+}
+
 // push queues b, which the writer owns from then on, and returns an empty buffer
 // for the owner's next batch (a written one when there is one). Owner only.
-func (w *writer) push(b []byte) []byte {
+func (w *writer) push(b []byte, plain bool) []byte {
 	w.pending.Add(int64(len(b)))
 	w.mu.Lock()
-	w.queue = append(w.queue, b)
+	w.queue = append(w.queue, item{b, plain})
 	var next []byte
 	if n := len(w.free); n > 0 {
 		next = w.free[n-1]
@@ -63,6 +72,15 @@ func (w *writer) push(b []byte) []byte {
 	}
 	w.mu.Unlock()
 	return next[:0]
+}
+
+// idle reports whether the writer goroutine is not running, so nothing is queued
+// (owner only: only the owner starts it).
+func (w *writer) idle() bool {
+	w.mu.Lock()
+	r := !w.running
+	w.mu.Unlock()
+	return r
 }
 
 // end makes done close once the queue is written (owner, at close).
@@ -94,15 +112,24 @@ func (w *writer) run(c *conn) {
 		batch := w.queue
 		w.queue, w.spare = w.spare[:0], nil
 		w.mu.Unlock()
-		for _, b := range batch {
+		for _, bt := range batch {
+			b := bt.b
+			// Plaintext goes through crypto/tls, whose records tlsIO passes
+			// straight to the socket (the owner collects only while the
+			// writer is idle).
+			out := c.raw
+			if bt.plain {
+				out = c.nc
+			}
 			for off := 0; off < len(b); {
 				// Slices: each must make progress within the idle timeout (a
 				// client that stops reading is closed, as on gnet), and pending
 				// falls as bytes leave (streaming back-pressure).
 				n := min(len(b)-off, writeSlice)
 				if !w.failed.Load() {
-					_ = c.nc.SetWriteDeadline(time.Now().Add(idle))
-					if _, err := c.nc.Write(b[off : off+n]); err != nil {
+					// To the socket: over TLS the batches are records already.
+					_ = c.raw.SetWriteDeadline(time.Now().Add(idle))
+					if _, err := out.Write(b[off : off+n]); err != nil {
 						w.failed.Store(true)
 						// The owner may be blocked in Read on a peer that is gone:
 						// closing makes it return and end the connection.
@@ -119,11 +146,11 @@ func (w *writer) run(c *conn) {
 			}
 		}
 		w.mu.Lock()
-		for i, b := range batch {
-			if cap(b) <= maxFreeBuf && len(w.free) < 2 {
-				w.free = append(w.free, b)
+		for i, bt := range batch {
+			if cap(bt.b) <= maxFreeBuf && len(w.free) < 2 {
+				w.free = append(w.free, bt.b)
 			}
-			batch[i] = nil
+			batch[i] = item{}
 		}
 		w.spare = batch[:0]
 		w.mu.Unlock()

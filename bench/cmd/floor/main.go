@@ -6,12 +6,19 @@
 //
 //	floor -engine gnet -addr 127.0.0.1:9000  # gnet v2, as Celeris's engine runs it
 //	floor -engine net  -addr 127.0.0.1:9000  # a goroutine per connection, as fasthttp
+//	floor -engine net  -addr 127.0.0.1:9000 -tls  # the same over crypto/tls (HTTP/1.1)
+//
+// With -tls (net only) every connection is crypto/tls with a self-signed ECDSA
+// P-256 certificate made at start, ALPN http/1.1: one tls.Conn.Read and one
+// tls.Conn.Write per batch of requests, the least any Go server over crypto/tls
+// can do for HTTP/1.1 (issue #14's floor).
 //
 // It is not an HTTP server: it never looks at what it answers.
 package main
 
 import (
 	"bytes"
+	"crypto/tls"
 	"flag"
 	"fmt"
 	"net"
@@ -19,6 +26,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/celeris-dev/celeris/internal/selfcert"
 	"github.com/panjf2000/gnet/v2"
 )
 
@@ -56,10 +64,23 @@ func (f *gnetFloor) OnTraffic(c gnet.Conn) gnet.Action {
 	return gnet.None
 }
 
-func netFloor(addr string) error {
+// tlsConfig is the -tls configuration: a self-signed certificate, HTTP/1.1.
+func tlsConfig() (*tls.Config, error) {
+	cert, err := selfcert.New("localhost", "127.0.0.1")
+	if err != nil {
+		return nil, err
+	}
+	return &tls.Config{Certificates: []tls.Certificate{cert.TLS}, NextProtos: []string{"http/1.1"}}, nil
+}
+
+// netFloor serves addr with a goroutine per connection, over TLS when tc is set.
+func netFloor(addr string, tc *tls.Config) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
+	}
+	if tc != nil {
+		ln = tls.NewListener(ln, tc)
 	}
 	for {
 		c, err := ln.Accept()
@@ -96,6 +117,7 @@ func netFloor(addr string) error {
 func main() {
 	engine := flag.String("engine", "gnet", "gnet or net")
 	addr := flag.String("addr", "127.0.0.1:8080", "listen address")
+	useTLS := flag.Bool("tls", false, "net engine over crypto/tls (self-signed certificate, HTTP/1.1)")
 	flag.Parse()
 	go func() {
 		sig := make(chan os.Signal, 1)
@@ -106,9 +128,19 @@ func main() {
 	var err error
 	switch *engine {
 	case "gnet":
+		if *useTLS {
+			err = fmt.Errorf("-tls needs -engine net")
+			break
+		}
 		err = gnet.Run(&gnetFloor{}, "tcp://"+*addr, gnet.WithReusePort(true), gnet.WithTCPNoDelay(gnet.TCPNoDelay), gnet.WithReadBufferCap(64<<10))
 	case "net":
-		err = netFloor(*addr)
+		var tc *tls.Config
+		if *useTLS {
+			if tc, err = tlsConfig(); err != nil {
+				break
+			}
+		}
+		err = netFloor(*addr, tc)
 	default:
 		err = fmt.Errorf("unknown engine %q", *engine)
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"crypto/tls"
 	"io"
 	"net"
 	"strings"
@@ -29,22 +30,42 @@ func TestAnswer(t *testing.T) {
 	}
 }
 
-// TestNetFloor checks the net engine over a socket: three pipelined heads, sent in
-// two writes, get three responses.
+// TestNetFloor checks the net engine over a socket, plaintext and TLS: three
+// pipelined heads, sent in two writes, get three responses.
 func TestNetFloor(t *testing.T) {
+	for _, useTLS := range []bool{false, true} {
+		t.Run(map[bool]string{false: "plain", true: "tls"}[useTLS], func(t *testing.T) { testNetFloor(t, useTLS) })
+	}
+}
+
+func testNetFloor(t *testing.T, useTLS bool) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	go func() { _ = netFloor(addr) }()
+	var tc *tls.Config
+	if useTLS {
+		if tc, err = tlsConfig(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	go func() { _ = netFloor(addr, tc) }()
 	var c net.Conn
 	for i := 0; i < 100; i++ {
 		if c, err = net.Dial("tcp", addr); err == nil {
 			break
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+	if err == nil && useTLS {
+		tlc := tls.Client(c, &tls.Config{InsecureSkipVerify: true, NextProtos: []string{"http/1.1"}})
+		_ = tlc.SetDeadline(time.Now().Add(5 * time.Second))
+		if err = tlc.Handshake(); err == nil && tlc.ConnectionState().NegotiatedProtocol != "http/1.1" {
+			t.Fatalf("ALPN %q", tlc.ConnectionState().NegotiatedProtocol)
+		}
+		c = tlc
 	}
 	if err != nil {
 		t.Fatal(err)
