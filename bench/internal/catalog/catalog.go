@@ -70,6 +70,10 @@ var Frameworks = []Framework{
 	{Name: "celeris-inline", H2C: true, Demo: true, Inline: true},
 	// The demo on the std-library engine (internal/stdengine) for plaintext.
 	{Name: "celeris-std", H2C: true, Demo: true, Engine: "std"},
+	// The same with -inline: the benchmark routes run on the connection's
+	// goroutine, as fasthttp's handlers do (no worker hand-off; a client's
+	// disconnect is seen only after the handler returns).
+	{Name: "celeris-std-inline", H2C: true, Demo: true, Inline: true, Engine: "std"},
 	{Name: "nethttp", H2C: true},
 	{Name: "gin", H2C: true},
 	{Name: "echo", H2C: true},
