@@ -169,12 +169,13 @@ func median(runs []Run) *Run {
 		rss = append(rss, float64(run.RSSBytes))
 		base = append(base, float64(run.RSSBaseBytes))
 	}
-	m.ReqPerServerCPUS = medianOf(eff)
-	m.RSSBytes, m.RSSBaseBytes = int64(medianOf(rss)), int64(medianOf(base))
+	m.ReqPerServerCPUS = Median(eff)
+	m.RSSBytes, m.RSSBaseBytes = int64(Median(rss)), int64(Median(base))
 	return &m
 }
 
-func medianOf(v []float64) float64 {
+// Median is the median of v (0 for none); v is not changed.
+func Median(v []float64) float64 {
 	if len(v) == 0 {
 		return 0
 	}

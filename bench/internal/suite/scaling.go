@@ -138,19 +138,7 @@ func (sd *side) medians(k scaleKey) (rps, perCPU float64, n, warned int) {
 			warned++
 		}
 	}
-	return medianOf(r), medianOf(c), len(r), warned
-}
-
-func medianOf(v []float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	s := slices.Clone(v)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+	return report.Median(r), report.Median(c), len(r), warned
 }
 
 // writeScaling prints one row per (protocol, scenario, framework) found on
