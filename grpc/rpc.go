@@ -208,24 +208,12 @@ func (r *rpc) finish(st *status.Status) {
 			// HEADERS frame ending the stream.
 			c.SetHeader("content-type", grpcContentType)
 			visitMD(r.header, c.AddHeader)
-			c.SetHeader("grpc-status", code)
-			if msg != "" {
-				c.SetHeader("grpc-message", msg)
-			}
-			if details != "" {
-				c.SetHeader("grpc-status-details-bin", details)
-			}
+			putStatus(c.SetHeader, "", code, msg, details)
 			visitMD(r.trailer, c.AddHeader)
 			_ = c.Blob(http.StatusOK, "", nil)
 			return
 		}
-		c.SetTrailer("grpc-status", code)
-		if msg != "" {
-			c.SetTrailer("grpc-message", msg)
-		}
-		if details != "" {
-			c.SetTrailer("grpc-status-details-bin", details)
-		}
+		putStatus(c.SetTrailer, "", code, msg, details)
 		visitMD(r.trailer, c.AddTrailer)
 		return // the server ends the stream with the trailers
 	}
@@ -233,25 +221,25 @@ func (r *rpc) finish(st *status.Status) {
 	if !r.headerSent {
 		h.Set("Content-Type", grpcContentType)
 		visitMD(r.header, h.Add)
-		h.Set("Grpc-Status", code)
-		if msg != "" {
-			h.Set("Grpc-Message", msg)
-		}
-		if details != "" {
-			h.Set("Grpc-Status-Details-Bin", details)
-		}
+		putStatus(h.Set, "", code, msg, details)
 		visitMD(r.trailer, h.Add)
 		r.w.WriteHeader(http.StatusOK)
 		return
 	}
-	h.Set(http.TrailerPrefix+"Grpc-Status", code)
+	putStatus(h.Set, http.TrailerPrefix, code, msg, details)
+	visitMD(r.trailer, func(k, v string) { h.Add(http.TrailerPrefix+k, v) })
+}
+
+// putStatus sets the status fields (grpc-status, and grpc-message and
+// grpc-status-details-bin when not empty) with set, each name after prefix.
+func putStatus(set func(k, v string), prefix, code, msg, details string) {
+	set(prefix+"grpc-status", code)
 	if msg != "" {
-		h.Set(http.TrailerPrefix+"Grpc-Message", msg)
+		set(prefix+"grpc-message", msg)
 	}
 	if details != "" {
-		h.Set(http.TrailerPrefix+"Grpc-Status-Details-Bin", details)
+		set(prefix+"grpc-status-details-bin", details)
 	}
-	visitMD(r.trailer, func(k, v string) { h.Add(http.TrailerPrefix+k, v) })
 }
 
 // recv reads and decodes the next request message into m: io.EOF at the end
