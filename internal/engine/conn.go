@@ -77,17 +77,12 @@ type conn struct {
 // Write appends to the output batch (httpmsg.Conn).
 func (c *conn) Write(b []byte) { c.out = append(c.out, b...) }
 
-// WriteOwned queues b (httpmsg.OwnedWriter): while the batch is empty, b becomes
-// the batch and the batch's old buffer goes back to the caller, so a response
-// built in a protocol's buffer (a large body above all) is not copied once more.
+// WriteOwned queues b (httpmsg.OwnedWriter), keeping b itself while the batch is
+// empty (httpmsg.AppendOwned).
 func (c *conn) WriteOwned(b []byte) []byte {
-	if len(c.out) == 0 {
-		spare := c.out[:0]
-		c.out = b
-		return spare
-	}
-	c.out = append(c.out, b...)
-	return b[:0]
+	var spare []byte
+	c.out, spare = httpmsg.AppendOwned(c.out, b)
+	return spare
 }
 
 // Wake schedules OnWake on the loop (httpmsg.Conn). Safe from any goroutine.

@@ -206,6 +206,18 @@ func WriteOwned(c Conn, b []byte) []byte {
 	return b[:0]
 }
 
+// AppendOwned is an engine's WriteOwned on its output batch out: while out is
+// empty, b becomes the batch and out's buffer goes back to the caller, so a
+// response built in a protocol's buffer (a large body above all) is not copied
+// once more; otherwise b is appended and b[:0] goes back. It returns the new
+// batch and the caller's buffer.
+func AppendOwned(out, b []byte) (batch, spare []byte) {
+	if len(out) == 0 {
+		return b, out[:0]
+	}
+	return append(out, b...), b[:0]
+}
+
 // Proto is one connection's protocol state machine. Every method is called on the
 // connection's event loop, never concurrently.
 type Proto interface {

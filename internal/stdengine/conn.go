@@ -122,15 +122,11 @@ func newConn(e *Engine, nc net.Conn) *conn {
 func (c *conn) Write(b []byte) { c.out = append(c.out, b...) }
 
 // WriteOwned queues b (httpmsg.OwnedWriter), keeping b itself while the batch is
-// empty, as the gnet engine does.
+// empty (httpmsg.AppendOwned).
 func (c *conn) WriteOwned(b []byte) []byte {
-	if len(c.out) == 0 {
-		spare := c.out[:0]
-		c.out = b
-		return spare
-	}
-	c.out = append(c.out, b...)
-	return b[:0]
+	var spare []byte
+	c.out, spare = httpmsg.AppendOwned(c.out, b)
+	return spare
 }
 
 // Wake makes the owner run OnWake soon (httpmsg.Conn); any goroutine. The first

@@ -9,10 +9,10 @@ import (
 	"github.com/celeris-dev/celeris/internal/work"
 )
 
-// TestAllocsSmallMessageEcho: a small message read on the loop, echoed by a
-// callback on a worker and written back costs no allocation in steady state
-// (pooled message buffers, the queue's backing array, the output's two buffers).
-func TestAllocsSmallMessageEcho(t *testing.T) {
+// newEchoRig returns a function that drives one echo of frame through a Conn
+// with callbacks (OnMessage writes the message back), the caller playing the
+// event loop: OnData, then OnWake once the worker wrote.
+func newEchoRig(tb testing.TB, frame []byte) func() {
 	tr := &memTransport{wake: make(chan struct{}, 1)}
 	pool := work.NewPool(0, time.Minute)
 	c := NewConn(tr, Config{MaxMessage: 1 << 20, Pool: pool}, App{
@@ -22,11 +22,10 @@ func TestAllocsSmallMessageEcho(t *testing.T) {
 		},
 	})
 	c.Start()
-	frame := clientFrame(true, OpText, []byte("hello, 64-byte message ....................................."))
-	echo := func() {
+	return func() {
 		tr.out = tr.out[:0]
 		if n, err := c.OnData(frame); n != len(frame) || err != nil {
-			t.Fatalf("OnData: %d %v", n, err)
+			tb.Fatalf("OnData: %d %v", n, err)
 		}
 		for len(tr.out) == 0 {
 			<-tr.wake
@@ -34,6 +33,13 @@ func TestAllocsSmallMessageEcho(t *testing.T) {
 			c.AfterFlush(0)
 		}
 	}
+}
+
+// TestAllocsSmallMessageEcho: a small message read on the loop, echoed by a
+// callback on a worker and written back costs no allocation in steady state
+// (pooled message buffers, the queue's backing array, the output's two buffers).
+func TestAllocsSmallMessageEcho(t *testing.T) {
+	echo := newEchoRig(t, clientFrame(true, OpText, []byte("hello, 64-byte message .....................................")))
 	for range 100 {
 		echo()
 	}
@@ -42,31 +48,13 @@ func TestAllocsSmallMessageEcho(t *testing.T) {
 	}
 }
 
-// echoBench drives size-byte echoes through a Conn with callbacks, the test
-// playing the event loop (OnData, then OnWake once the worker wrote).
+// echoBench drives size-byte echoes through newEchoRig.
 func echoBench(b *testing.B, size int) {
-	tr := &memTransport{wake: make(chan struct{}, 1)}
-	pool := work.NewPool(0, time.Minute)
-	c := NewConn(tr, Config{MaxMessage: 1 << 20, Pool: pool}, App{
-		OnOpen: func(*Conn) {},
-		OnMessage: func(c *Conn, op Opcode, p []byte) error {
-			return c.WriteMessage(op, p)
-		},
-	})
-	c.Start()
-	frame := clientFrame(true, OpBinary, make([]byte, size))
+	echo := newEchoRig(b, clientFrame(true, OpBinary, make([]byte, size)))
 	b.SetBytes(int64(size))
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
-		tr.out = tr.out[:0]
-		if n, err := c.OnData(frame); n != len(frame) || err != nil {
-			b.Fatalf("OnData: %d %v", n, err)
-		}
-		for len(tr.out) == 0 {
-			<-tr.wake
-			_ = c.OnWake()
-			c.AfterFlush(0)
-		}
+		echo()
 	}
 }
 
