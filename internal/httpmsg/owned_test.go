@@ -5,7 +5,7 @@ import "testing"
 func TestAppendOwned(t *testing.T) {
 	for _, tc := range []struct {
 		name, out, b, batch string
-		kept               bool // b itself became the batch
+		kept                bool // b itself became the batch
 	}{
 		{name: "empty batch takes b", out: "", b: "body", batch: "body", kept: true},
 		{name: "non-empty batch appends", out: "head", b: "body", batch: "headbody"},
