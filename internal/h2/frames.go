@@ -332,16 +332,42 @@ func (c *Conn) endRequest(s *stream) {
 // its handler; a streamed one's reader fails with ErrContentLength (instead of
 // io.EOF after a truncated body, or more bytes than declared), its unread bytes
 // dropped with the stream.
+//
+// The 400 is claimed in the same critical section that fails the reader, so a
+// handler woken by the failure finds the response taken and cannot answer first
+// (its answer would leave the client a bare reset).
 func (c *Conn) badLength(s *stream, reason string) {
-	if !s.inline {
-		c.mu.Lock()
-		if s.sh.inErr == nil {
-			s.sh.inErr = ErrContentLength
-		}
-		s.cond.Broadcast()
-		c.mu.Unlock()
+	if s.inline {
+		c.malformedRequest(s, reason)
+		return
 	}
-	c.malformedRequest(s, reason)
+	if s.closed {
+		c.failBody(s, false)
+		return
+	}
+	c.log.Debug("h2: malformed request", "remote", c.remote, "stream", s.id, "reason", reason)
+	if err := c.defenses.controlFrame(c); err != nil {
+		c.failBody(s, false)
+		c.handleError(err)
+		return
+	}
+	c.answerMalformed(s, c.failBody(s, true))
+}
+
+// failBody fails a streamed body's reader with ErrContentLength and, with claim,
+// takes the response for the 400 in the same critical section (claimResponse),
+// reporting whether it did.
+func (c *Conn) failBody(s *stream, claim bool) (answer bool) {
+	c.mu.Lock()
+	if claim {
+		answer = c.claimResponse(s)
+	}
+	if s.sh.inErr == nil {
+		s.sh.inErr = ErrContentLength
+	}
+	s.cond.Broadcast()
+	c.mu.Unlock()
+	return answer
 }
 
 // bodyTooLarge handles a body growing past MaxRequestBodySize (see Config). A

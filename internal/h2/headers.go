@@ -488,13 +488,25 @@ func (c *Conn) malformedRequest(s *stream, reason string) {
 		return
 	}
 	c.mu.Lock()
+	answer := c.claimResponse(s)
+	c.mu.Unlock()
+	c.answerMalformed(s, answer)
+}
+
+// claimResponse takes the response of a malformed request for the 400 when no
+// handler answered yet: the handler, if one runs, now finds the response taken
+// (and the stream dead once reset). It reports whether it took it. c.mu held.
+func (c *Conn) claimResponse(s *stream) bool {
 	answer := s.sh.status == 0 && !s.hdrSent
 	if answer {
-		// The handler, if one runs, now finds the response taken (and the
-		// stream dead once reset).
 		s.sh.status, s.sh.ended = 400, true
 	}
-	c.mu.Unlock()
+	return answer
+}
+
+// answerMalformed sends the 400 head when answer (claimResponse took the
+// response), then RST_STREAM PROTOCOL_ERROR.
+func (c *Conn) answerMalformed(s *stream, answer bool) {
 	if answer {
 		c.writeRefusal(s, 400, c.refusal(400), -1, false)
 	}
