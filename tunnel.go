@@ -187,5 +187,10 @@ func (t *tunnel) run(c *Context) {
 	t.proto.OnClose(closeErr)
 	if cl, ok := t.body.(io.Closer); ok {
 		_ = cl.Close() // ends a Read still blocked (full duplex), drops the rest
+		// Wait for the reader goroutine: it must not touch the stream once the
+		// handler returned and the stream may be recycled (its next Read fails
+		// at once, so this ends).
+		for range t.data {
+		}
 	}
 }
