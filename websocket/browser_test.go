@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -51,19 +52,29 @@ func TestChromiumWebSocketOverHTTP2(t *testing.T) {
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-		"--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--ignore-certificate-errors", "--user-data-dir="+t.TempDir(), "--virtual-time-budget=8000",
-		"--dump-dom", "https://"+s.TLSAddr().String()+"/").Output()
-	if err != nil {
-		t.Fatalf("chromium: %v", err)
+	var out []byte
+	// Headless Chromium's virtual time can run out before a loaded machine
+	// delivers the echo (the page still says "waiting"): load it again then,
+	// up to three times; any other answer is final.
+	for try := 0; try < 3; try++ {
+		var err error
+		out, err = exec.CommandContext(ctx, chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+			"--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
+			"--ignore-certificate-errors", "--user-data-dir="+t.TempDir(), "--virtual-time-budget=8000",
+			"--dump-dom", "https://"+s.TLSAddr().String()+"/").Output()
+		if err != nil {
+			t.Fatalf("chromium: %v", err)
+		}
+		if !strings.Contains(string(out), `<b id="r">waiting</b>`) {
+			break
+		}
 	}
 	if !strings.Contains(string(out), `<b id="r">echo:ping over h2</b>`) {
 		t.Fatalf("the page did not get its echo over h2: %s", out)
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if len(protos) != 1 || protos[0] != "HTTP/2.0 CONNECT" {
-		t.Fatalf("the WebSocket came as %q, want one HTTP/2.0 CONNECT (RFC 8441)", protos)
+	if len(protos) == 0 || slices.ContainsFunc(protos, func(p string) bool { return p != "HTTP/2.0 CONNECT" }) {
+		t.Fatalf("the WebSocket came as %q, want HTTP/2.0 CONNECT (RFC 8441) for each page load", protos)
 	}
 }
