@@ -79,8 +79,16 @@ type conn struct {
 	partialSince int64 // when the pending partial input began, unix ns
 	lastProgress int64 // when input was last consumed, unix ns
 	lastActive   int64 // when the connection last read or answered, unix ns
-	dlSet        int64 // read deadline last set (unix ns, 0: none)
-	dlDirty      bool  // the read deadline may have been moved by Wake
+	// The clock is read once per wait (a clock read costs 100-200 ns where the
+	// VM has no fast clock source): what happened since the last wait is dated
+	// by the next one, a few µs late at most.
+	progressed bool  // input was consumed since the last wait: lastProgress is now
+	active     bool  // the connection read or answered since the last wait: lastActive is now
+	dlSet      int64 // read deadline last set (unix ns, 0: none)
+	dlDirty    bool  // the read deadline is not dlSet (a timeout fired, or Wake moved it)
+
+	reading atomic.Bool // the owner is in (or about to enter) Read: Wake must interrupt it
+	dlMoved atomic.Bool // Wake moved the read deadline into the past
 
 	woken   atomic.Bool   // a wake-up is pending (coalescing)
 	wakeCh  chan struct{} // a token per wake-up, for an owner that is not reading
@@ -138,9 +146,13 @@ func (c *conn) Wake() {
 		case c.wakeCh <- struct{}{}:
 		default:
 		}
-		// Not during the TLS handshake, which runs under its own deadline; the
-		// owner looks at woken before its first Read (serve).
-		if c.live.Load() {
+		// Only an owner in Read needs the deadline moved: one that is not
+		// reading looks at woken before it reads (wait stores reading, then
+		// loads woken; this stores woken, then loads reading: one of the two
+		// sees the other). Not during the TLS handshake, which runs under its
+		// own deadline, nor after a hijack (live).
+		if c.live.Load() && c.reading.Load() {
+			c.dlMoved.Store(true)
 			_ = c.nc.SetReadDeadline(aLongTimeAgo)
 		}
 	}
@@ -203,7 +215,9 @@ func (c *conn) loop() error {
 		var err error
 		if c.woken.Load() {
 			c.woken.Store(false)
-			c.dlDirty = true
+			if c.dlMoved.Swap(false) {
+				c.dlDirty = true
+			}
 			if c.proto != nil && !c.closing {
 				err = c.proto.OnWake()
 				if err == httpmsg.ErrUpgrade && c.takeSwitch() {
@@ -219,7 +233,7 @@ func (c *conn) loop() error {
 			before := c.w - c.r
 			err = c.feed()
 			if c.w-c.r < before {
-				c.lastProgress = time.Now().UnixNano()
+				c.progressed = true
 			}
 			stalled = c.w-c.r == before && before > 0
 		}
@@ -345,7 +359,7 @@ func (c *conn) drainProto() {
 // one write.
 func (c *conn) flush() {
 	if len(c.out) > 0 {
-		c.lastActive = time.Now().UnixNano()
+		c.active = true
 		if c.tio != nil {
 			c.flushTLS()
 		} else {
@@ -388,7 +402,7 @@ func (c *conn) send(b []byte) []byte {
 	if !c.wr.failed.Load() && c.wr.idle() {
 		n := c.writeNow(b)
 		if n == len(b) {
-			c.wr.lastDone.Store(time.Now().UnixNano())
+			c.active = true // the idle clock restarts once written (as lastDone)
 			if cap(b) > maxFreeBuf {
 				return nil // as the writer does: a large batch's buffer is not kept
 			}
@@ -434,6 +448,12 @@ func (c *conn) emit() {
 // wait blocks until input arrives, a wake-up comes or a deadline passes.
 func (c *conn) wait() error {
 	now := time.Now().UnixNano()
+	if c.active {
+		c.lastActive, c.active = now, false
+	}
+	if c.progressed {
+		c.lastProgress, c.progressed = now, false
+	}
 	dl := c.deadline(now)
 	if dl != 0 && now >= dl {
 		return errTimeout
@@ -444,7 +464,11 @@ func (c *conn) wait() error {
 		return c.waitWake(dl, now)
 	}
 	c.makeRoom()
-	if c.dlDirty || dl != c.dlSet {
+	if c.dlDirty || dl != 0 && (c.dlSet == 0 || dl < c.dlSet) {
+		// A later deadline than the one set is left as it is (the deadline
+		// moves with every request; setting it costs a clock read and the
+		// poller's timer): when the earlier one passes, the Read returns, and
+		// the next wait sets the right one or times out.
 		c.dlDirty = false
 		c.dlSet = dl
 		t := time.Time{}
@@ -453,21 +477,24 @@ func (c *conn) wait() error {
 		}
 		_ = c.nc.SetReadDeadline(t)
 	}
+	c.reading.Store(true)
 	if c.woken.Load() {
-		return nil // after the deadline was set: see Wake
+		c.reading.Store(false)
+		return nil // see Wake
 	}
 	n, err := c.nc.Read(c.in[c.w:])
+	c.reading.Store(false)
 	if n > 0 {
 		c.w += n
 		c.last = n
-		c.lastActive, c.fresh = time.Now().UnixNano(), false
+		c.active, c.fresh = true, false
 	}
 	if err == nil {
 		return nil
 	}
 	if errors.Is(err, os.ErrDeadlineExceeded) {
-		// A wake-up, a stale wake-up's deadline, or a deadline that passed (the
-		// next wait tells them apart).
+		// A wake-up, a stale wake-up's deadline, an earlier deadline left in
+		// place, or a deadline that passed (the next wait tells them apart).
 		c.dlDirty = true
 		return nil
 	}
