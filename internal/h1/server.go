@@ -100,8 +100,9 @@ type Conn struct {
 	waiters int    // streaming handlers waiting in waitOutput
 	outCond sync.Cond
 
-	outbound func() int // engine's unsent output (event loop only); nil if unknown
-	outHeld  bool       // event loop: parsing waits for the output to drain
+	outbound func() int           // engine's unsent output (event loop only); nil if unknown
+	dr       httpmsg.DirectRunner // the engine can run a batch on the connection's goroutine; nil if not
+	outHeld  bool                 // event loop: parsing waits for the output to drain
 
 	tls *tls.ConnectionState // the connection's TLS state (httpmsg.TLSConn); nil: plaintext
 }
@@ -115,6 +116,7 @@ func NewConn(c httpmsg.Conn, cfg *ServerConfig) *Conn {
 		cn.outbound = ob.OutboundBuffered
 	}
 	cn.tls = httpmsg.TLSState(c)
+	cn.dr, _ = c.(httpmsg.DirectRunner)
 	return cn
 }
 
@@ -478,9 +480,15 @@ func (cn *Conn) enqueue(ex *exchange) {
 	}
 }
 
-// submit hands the batch to a worker.
+// submit hands the batch to a worker, or to the connection's own goroutine where
+// the engine has one (DirectRunner): there the batch runs as on a worker, and
+// moves off the loop's goroutine (needLoop) when it needs the loop. A batch whose
+// body streams in needs the loop from the start: it goes to the pool.
 func (cn *Conn) submit() {
 	cn.busy = true
+	if cn.dr != nil && cn.streamEx == nil && cn.dr.RunDirect(&cn.task) {
+		return
+	}
 	if cn.cfg.Pool == nil || !cn.cfg.Pool.Submit(&cn.task) {
 		// No worker available: refuse rather than block the loop.
 		for _, ex := range cn.batch {
@@ -564,6 +572,9 @@ func (cn *Conn) finishBatch() (closeConn bool) {
 
 // handOff moves bytes produced on a worker to the loop. done marks the batch finished.
 func (cn *Conn) handOff(b *[]byte, done bool) error {
+	if !done {
+		cn.needLoop() // the bytes go out now, and waitOutput waits for the loop
+	}
 	cn.mu.Lock()
 	if cn.closed {
 		// Nobody will write these bytes: drop them, and tell a streaming handler.
@@ -589,6 +600,15 @@ func (cn *Conn) handOff(b *[]byte, done bool) error {
 		cn.waitOutput()
 	}
 	return nil
+}
+
+// needLoop makes sure the loop runs beside the handler's goroutine, which is about
+// to wait for it or to hand it output before the batch ends (worker side): a batch
+// running on the connection's own goroutine (DirectRunner) detaches from it.
+func (cn *Conn) needLoop() {
+	if cn.dr != nil {
+		cn.dr.Detach()
+	}
 }
 
 // outboundHigh is the output (queued in the engine, not yet taken by the socket)

@@ -161,6 +161,29 @@ type Hijacker interface {
 	Hijack() (nc net.Conn, buffered, pending []byte, err error)
 }
 
+// Task is a unit of handler work a protocol hands off (a worker pool's task).
+type Task interface {
+	Run()
+}
+
+// DirectRunner is implemented by a Conn whose engine gives each connection a
+// goroutine of its own (the std engine), where a handler may run on that
+// goroutine instead of a worker's: no hand-off to a pool and back per request.
+//
+// RunDirect (loop only, from OnData) asks the engine to run t on the connection's
+// goroutine once the current callback returned; false means it cannot now (the
+// protocol uses its pool). While t runs, the loop does not: whatever in t needs
+// the loop (handing output over before the end, an interim response, a hijack)
+// calls Detach first, which moves the loop to another goroutine and leaves t
+// where it is. The engine detaches by itself a handler that runs for more than a
+// short while, so that a client that leaves is seen and cancels its context.
+// After the detach, t is a worker's task in every respect.
+type DirectRunner interface {
+	RunDirect(t Task) bool
+	// Detach is a no-op when t is not running directly (or was detached).
+	Detach()
+}
+
 // Handler is what the framework gives a protocol.
 type Handler interface {
 	// Prepare runs on the event loop once the request head is complete. It routes the

@@ -107,6 +107,13 @@ type conn struct {
 	nowBuf []byte
 	nowN   int
 
+	// Direct runs (direct.go): a task the protocol asked the owner to run itself,
+	// the state of the one running, and the timer that detaches it.
+	direct httpmsg.Task
+	dstate atomic.Int32
+	dtimer *time.Timer
+	dwatch func()
+
 	tio       *tlsIO       // TLS: what crypto/tls reads and writes through; nil in plaintext
 	collected atomic.Int64 // TLS: bytes of records collected and not yet emitted (tio.out)
 
@@ -192,9 +199,9 @@ func (c *conn) abort() {
 
 // serve is the owner goroutine.
 func (c *conn) serve() {
-	defer c.eng.remove(c)
 	if c.eng.cfg.TLSConfig != nil && !c.handshake() {
 		_ = c.raw.Close()
+		c.eng.remove(c)
 		return
 	}
 	c.in = c.small[:]
@@ -202,8 +209,18 @@ func (c *conn) serve() {
 	c.lastActive, c.fresh = c.start, true
 	c.live.Store(true)
 	c.dlDirty = true
+	c.run()
+}
+
+// run is the owner's loop and the end of the connection; a direct run that
+// detached (direct.go) leaves them to the goroutine that took the loop over.
+func (c *conn) run() {
 	err := c.loop()
+	if err == errMoved {
+		return
+	}
 	c.finish(err)
+	c.eng.remove(c)
 }
 
 // loop runs the connection until it closes; it returns why.
@@ -236,6 +253,17 @@ func (c *conn) loop() error {
 				c.progressed = true
 			}
 			stalled = c.w-c.r == before && before > 0
+		}
+		if t := c.direct; t != nil {
+			// A handler the protocol gave this goroutine (RunDirect). Its final
+			// hand-off woke the loop: the next iteration writes its answer.
+			c.direct = nil
+			if !c.runDirect(t) {
+				return errMoved
+			}
+			if err == nil {
+				continue
+			}
 		}
 		if c.eof && err == nil && c.proto != nil && c.r == c.w {
 			if ab, ok := c.proto.(bodyAwaiter); ok && ab.AwaitingBody() {
