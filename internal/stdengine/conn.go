@@ -110,9 +110,11 @@ type conn struct {
 	// Direct runs (direct.go): a task the protocol asked the owner to run itself,
 	// the state of the one running, and the timer that detaches it.
 	direct httpmsg.Task
-	dstate atomic.Int32
-	dtimer *time.Timer
-	dwatch func()
+	dstate atomic.Int32  // directIdle, directRunning, directMoved
+	dgen   atomic.Uint64 // direct runs begun (the owner counts them)
+	dseen  atomic.Uint64 // dgen at the watch timer's previous firing
+	tstate atomic.Int32  // timerIdle, timerArmed
+	dtimer *time.Timer   // the watch timer: set once, by the first arming
 
 	tio       *tlsIO       // TLS: what crypto/tls reads and writes through; nil in plaintext
 	collected atomic.Int64 // TLS: bytes of records collected and not yet emitted (tio.out)
