@@ -34,6 +34,11 @@ func directRoutes(cancelled chan<- struct{}) func(s *Server) {
 			}
 			return nil
 		})
+		s.GET("/inline/:n", func(c *Context) error { return c.String(200, "inline "+c.Param("n")) }).Inline()
+		s.GET("/long", func(c *Context) error {
+			time.Sleep(300 * time.Millisecond)
+			return c.String(200, "long")
+		})
 		s.GET("/ctx", func(c *Context) error {
 			select {
 			case <-c.Context().Done():
@@ -117,6 +122,21 @@ func TestStdDirectRuns(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Fatal(err)
+	}
+
+	// An inline route's answer pipelined before a long handler leaves before the
+	// handler ends.
+	rc3 := dialRaw(t, addr)
+	start := time.Now()
+	rc3.send("GET /inline/1 HTTP/1.1\r\nHost: x\r\n\r\nGET /long HTTP/1.1\r\nHost: x\r\n\r\n")
+	if got := bodyString(t, rc3.readResponse("GET")); got != "inline 1" {
+		t.Fatalf("inline: %q", got)
+	}
+	if d := time.Since(start); d > 250*time.Millisecond {
+		t.Fatalf("the answer before a long handler came after %v, with it", d)
+	}
+	if got := bodyString(t, rc3.readResponse("GET")); got != "long" {
+		t.Fatalf("long: %q", got)
 	}
 
 	// A handler waiting for its context: the client leaves, the context ends.

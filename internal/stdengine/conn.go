@@ -257,9 +257,15 @@ func (c *conn) loop() error {
 			stalled = c.w-c.r == before && before > 0
 		}
 		if t := c.direct; t != nil {
-			// A handler the protocol gave this goroutine (RunDirect). Its final
-			// hand-off woke the loop: the next iteration writes its answer.
+			// A handler the protocol gave this goroutine (RunDirect). Answers
+			// to earlier requests (inline routes) leave first: the handler may
+			// take long. Its final hand-off woke the loop: the next iteration
+			// writes its answer.
 			c.direct = nil
+			if len(c.out) > 0 {
+				c.flush()
+			}
+			c.emit()
 			if !c.runDirect(t) {
 				return errMoved
 			}
