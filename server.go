@@ -73,7 +73,11 @@ type Config struct {
 
 	MaxConcurrentStreams uint32 // HTTP/2 streams per connection [250]
 
-	MaxWorkers int // worker goroutines for non-inline handlers [unlimited]
+	// MaxWorkers bounds the worker goroutines of non-inline handlers [unlimited].
+	// On the std engine an HTTP/1.1 handler runs on its connection's goroutine
+	// (docs/ARCHITECTURE.md, "The std engine") and only HTTP/2 streams and
+	// streamed uploads take workers.
+	MaxWorkers int
 
 	ErrorHandler ErrorHandler // maps handler errors to responses [DefaultErrorHandler]
 	Logger       *slog.Logger // cold-path logging [slog.Default()]
