@@ -110,9 +110,8 @@ type conn struct {
 	// Direct runs (direct.go): a task the protocol asked the owner to run itself,
 	// the state of the one running, and the timer that detaches it.
 	direct httpmsg.Task
-	dstate atomic.Int32  // directIdle, directRunning, directMoved
-	dgen   atomic.Uint64 // direct runs begun (the owner counts them)
-	dseen  atomic.Uint64 // dgen at the watch timer's previous firing
+	dstate atomic.Uint64 // the last direct run's number<<2 | directIdle, directRunning or directMoved
+	dseen  atomic.Uint64 // dstate at the watch timer's previous firing
 	tstate atomic.Int32  // timerIdle, timerArmed
 	dtimer *time.Timer   // the watch timer: set once, by the first arming
 
@@ -271,6 +270,12 @@ func (c *conn) loop() error {
 			}
 			if err == nil {
 				continue
+			}
+			// The input also failed (no protocol does both today): take the
+			// handler's answer now, to write it before closing.
+			c.woken.Store(false)
+			if werr := c.proto.OnWake(); werr != nil && werr != httpmsg.ErrUpgrade {
+				err = werr
 			}
 		}
 		if c.eof && err == nil && c.proto != nil && c.r == c.w {
@@ -674,6 +679,9 @@ func (c *conn) deadline(now int64) int64 {
 // protocol (its handlers' contexts are cancelled).
 func (c *conn) finish(err error) {
 	c.live.Store(false)
+	if c.dtimer != nil {
+		c.dtimer.Stop() // a firing now finds no run, and the connection can go
+	}
 	c.emit()
 	c.wr.end()
 	<-c.wr.done // bounded: every write has a deadline, and abort closes the socket

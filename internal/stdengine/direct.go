@@ -18,15 +18,17 @@ import (
 // directWatch is detached by a timer, so that a client that leaves is read, and
 // its end cancels the handler's context, as on a worker.
 //
-// dstate: directIdle -> directRunning (the owner, runDirect) -> directIdle (the
-// same goroutine, when the handler returned without a detach), or
-// directRunning -> directMoved (Detach: the handler's goroutine or the timer's,
-// whichever comes first) -> directIdle (the handler's goroutine once it
-// returned; until then the new owner hands the next batch to the pool).
+// dstate packs the number of the last direct run (the owner counts them) with its
+// state, so that every transition names the run it is about: run<<2 | state.
+// A run goes running -> idle (its goroutine, when the handler returned without a
+// detach) or running -> moved (Detach or the watch, whichever comes first). The
+// goroutine a detached run leaves only tries moved -> idle for its own run, so
+// the new owner may start the next run at once.
 const (
-	directIdle int32 = iota
+	directIdle uint64 = iota
 	directRunning
 	directMoved
+	directMask = 3
 )
 
 // directWatch is the period of a connection's watch timer while handlers run on
@@ -34,9 +36,9 @@ const (
 // so that a reader takes the loop over (disconnects, graceful shutdown, engine
 // stop). The timer is not set per request (a runtime timer's reset and stop
 // were 870 instructions per request, 10 % of a short one): it is armed by the
-// first direct run while disarmed, and at each firing it looks whether the same
-// run (dgen) is still going, re-arms while runs go on, and disarms when the
-// connection is idle. A busy connection costs one firing per period.
+// first direct run while disarmed, and at each firing it detaches the run it also
+// saw at the previous firing, re-arms while runs go on, and disarms when the
+// connection was idle for a period. A busy connection costs one firing per period.
 const directWatch = 5 * time.Millisecond
 
 // Watch timer states (tstate).
@@ -50,8 +52,8 @@ var errMoved = errors.New("stdengine: the loop moved to another goroutine")
 
 // RunDirect takes t to run after the protocol's callback returns (loop).
 func (c *conn) RunDirect(t httpmsg.Task) bool {
-	if c.direct != nil || c.dstate.Load() != directIdle {
-		return false // a detached handler is still returning: the pool runs this one
+	if c.direct != nil {
+		return false
 	}
 	c.direct = t
 	return true
@@ -60,7 +62,8 @@ func (c *conn) RunDirect(t httpmsg.Task) bool {
 // Detach moves the loop off a directly running handler's goroutine (any
 // goroutine; a no-op unless a direct run is in progress and not yet detached).
 func (c *conn) Detach() {
-	if c.dstate.CompareAndSwap(directRunning, directMoved) {
+	if v := c.dstate.Load(); v&directMask == directRunning &&
+		c.dstate.CompareAndSwap(v, v&^directMask|directMoved) {
 		go c.run()
 	}
 }
@@ -69,15 +72,15 @@ func (c *conn) Detach() {
 // firing and still is has run for a period at least: it is detached, and the
 // timer's goroutine becomes the owner.
 func (c *conn) watch() {
-	gen, prev := c.dgen.Load(), c.dseen.Load()
-	if c.dstate.Load() == directRunning && gen == prev &&
-		c.dstate.CompareAndSwap(directRunning, directMoved) {
+	v, prev := c.dstate.Load(), c.dseen.Load()
+	running := v&directMask == directRunning
+	if running && v == prev && c.dstate.CompareAndSwap(v, v&^directMask|directMoved) {
 		c.tstate.Store(timerIdle) // the next direct run arms it again
 		c.run()
 		return
 	}
-	c.dseen.Store(gen)
-	if gen != prev || c.dstate.Load() == directRunning {
+	c.dseen.Store(v)
+	if running || v>>2 != prev>>2 {
 		// Runs went on since the previous firing: look again in a period.
 		c.dtimer.Reset(directWatch)
 		return
@@ -87,7 +90,7 @@ func (c *conn) watch() {
 	// (runDirect stores running, then loads tstate; this stores tstate, then
 	// loads running).
 	c.tstate.Store(timerIdle)
-	if c.dstate.Load() == directRunning && c.tstate.CompareAndSwap(timerIdle, timerArmed) {
+	if c.dstate.Load()&directMask == directRunning && c.tstate.CompareAndSwap(timerIdle, timerArmed) {
 		c.dtimer.Reset(directWatch)
 	}
 }
@@ -101,17 +104,17 @@ func (c *conn) runDirect(t httpmsg.Task) bool {
 		c.dtimer = time.AfterFunc(time.Hour, c.watch)
 		c.dtimer.Stop()
 	}
-	c.dgen.Add(1)
-	c.dstate.Store(directRunning)
+	run := (c.dstate.Load()>>2 + 1) << 2 // only the owner starts runs
+	c.dstate.Store(run | directRunning)
 	if c.tstate.Load() == timerIdle && c.tstate.CompareAndSwap(timerIdle, timerArmed) {
 		c.dtimer.Reset(directWatch)
 	}
 	t.Run()
-	if c.dstate.CompareAndSwap(directRunning, directIdle) {
+	if c.dstate.CompareAndSwap(run|directRunning, run|directIdle) {
 		return true
 	}
-	// Detached: the goroutine that took the loop over owns the connection.
-	// Until this one stores idle, the next batch goes to the pool.
-	c.dstate.Store(directIdle)
+	// Detached: the goroutine that took the loop over owns the connection and
+	// may have started the next run already; this one only closes its own.
+	c.dstate.CompareAndSwap(run|directMoved, run|directIdle)
 	return false
 }
