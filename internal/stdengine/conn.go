@@ -108,12 +108,11 @@ type conn struct {
 	nowN   int
 
 	// Direct runs (direct.go): a task the protocol asked the owner to run itself,
-	// the state of the one running, and the timer that detaches it.
+	// the state of the one running, and its watch.
 	direct httpmsg.Task
 	dstate atomic.Uint64 // the last direct run's number<<2 | directIdle, directRunning or directMoved
-	dseen  atomic.Uint64 // dstate at the watch timer's previous firing
-	tstate atomic.Int32  // timerIdle, timerArmed
-	dtimer *time.Timer   // the watch timer: set once, by the first arming
+	dseen  atomic.Uint64 // dstate at the watcher's previous tick
+	tstate atomic.Int32  // timerIdle, timerArmed: listed with the engine's watcher
 
 	tio       *tlsIO       // TLS: what crypto/tls reads and writes through; nil in plaintext
 	collected atomic.Int64 // TLS: bytes of records collected and not yet emitted (tio.out)
@@ -679,9 +678,6 @@ func (c *conn) deadline(now int64) int64 {
 // protocol (its handlers' contexts are cancelled).
 func (c *conn) finish(err error) {
 	c.live.Store(false)
-	if c.dtimer != nil {
-		c.dtimer.Stop() // a firing now finds no run, and the connection can go
-	}
 	c.emit()
 	c.wr.end()
 	<-c.wr.done // bounded: every write has a deadline, and abort closes the socket

@@ -2,6 +2,7 @@ package stdengine
 
 import (
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/celeris-dev/celeris/internal/httpmsg"
@@ -15,7 +16,7 @@ import (
 // in a new goroutine, the handler stays where it is and is a worker's from then
 // on. That is the protocol's business (output before the end, an interim answer,
 // a hijack: httpmsg.DirectRunner) and the engine's: a handler still running after
-// directWatch is detached by a timer, so that a client that leaves is read, and
+// directWatch is detached by the engine's watcher, so that a client that leaves is read, and
 // its end cancels the handler's context, as on a worker.
 //
 // dstate packs the number of the last direct run (the owner counts them) with its
@@ -31,17 +32,19 @@ const (
 	directMask = 3
 )
 
-// directWatch is the period of a connection's watch timer while handlers run on
-// its goroutine: a handler still running after one to two periods is detached,
-// so that a reader takes the loop over (disconnects, graceful shutdown, engine
-// stop). The timer is not set per request (a runtime timer's reset and stop
-// were 870 instructions per request, 10 % of a short one): it is armed by the
-// first direct run while disarmed, and at each firing it detaches the run it also
-// saw at the previous firing, re-arms while runs go on, and disarms when the
-// connection was idle for a period. A busy connection costs one firing per period.
+// directWatch is the period of the engine's direct-run watch: a handler still
+// running after one to two periods is detached, so that a reader takes the loop
+// over (disconnects, graceful shutdown, engine stop). Nothing is set per request
+// (a runtime timer reset and stopped per request was 870 instructions, 10 % of a
+// short request, and a timer per connection firing every period cost a
+// goroutine per firing: 3-4 % of the CPU with 128 busy connections): the first
+// direct run of a busy period lists its connection with the engine's watcher, one
+// goroutine on one ticker for the whole engine, which at each tick detaches a run
+// it also saw at the previous tick, keeps the connections whose runs go on, and
+// drops those idle for a period. It runs only while a connection is listed.
 const directWatch = 5 * time.Millisecond
 
-// Watch timer states (tstate).
+// Watch states of a connection (tstate): listed with the watcher or not.
 const (
 	timerIdle int32 = iota
 	timerArmed
@@ -68,46 +71,77 @@ func (c *conn) Detach() {
 	}
 }
 
-// watch is the timer's function. A run that was in progress at the previous
-// firing and still is has run for a period at least: it is detached, and the
-// timer's goroutine becomes the owner.
-func (c *conn) watch() {
+// watch looks at c for the watcher's tick and reports whether c stays listed. A
+// run that was in progress at the previous tick and still is has run for a
+// period at least: it is detached, and a new goroutine becomes the owner.
+func (c *conn) watch() bool {
 	v, prev := c.dstate.Load(), c.dseen.Load()
 	running := v&directMask == directRunning
 	if running && v == prev && c.dstate.CompareAndSwap(v, v&^directMask|directMoved) {
-		c.tstate.Store(timerIdle) // the next direct run arms it again
-		c.run()
-		return
+		c.tstate.Store(timerIdle) // the next direct run lists c again
+		go c.run()
+		return false
 	}
 	c.dseen.Store(v)
 	if running || v>>2 != prev>>2 {
-		// Runs went on since the previous firing: look again in a period.
-		c.dtimer.Reset(directWatch)
-		return
+		return true // runs went on since the previous tick
 	}
-	// Idle for a period: disarm. A run that began meanwhile arms the timer
-	// itself unless it saw it armed; then this sees it running and re-arms
+	// Idle for a period: unlist. A run that began meanwhile lists c itself
+	// unless it saw it listed; then this sees it running and keeps it
 	// (runDirect stores running, then loads tstate; this stores tstate, then
 	// loads running).
 	c.tstate.Store(timerIdle)
-	if c.dstate.Load()&directMask == directRunning && c.tstate.CompareAndSwap(timerIdle, timerArmed) {
-		c.dtimer.Reset(directWatch)
+	return c.dstate.Load()&directMask == directRunning && c.tstate.CompareAndSwap(timerIdle, timerArmed)
+}
+
+// watcher is an engine's direct-run watch: the connections listed, and one
+// goroutine that looks at them every directWatch while any is listed.
+type watcher struct {
+	mu      sync.Mutex
+	list    []*conn // guarded by mu
+	running bool    // guarded by mu: the goroutine runs
+}
+
+// add lists c (once per busy period: runDirect, on winning tstate).
+func (w *watcher) add(c *conn) {
+	w.mu.Lock()
+	w.list = append(w.list, c)
+	if !w.running {
+		w.running = true
+		go w.run()
+	}
+	w.mu.Unlock()
+}
+
+func (w *watcher) run() {
+	t := time.NewTicker(directWatch)
+	defer t.Stop()
+	for range t.C {
+		w.mu.Lock()
+		keep := w.list[:0]
+		for _, c := range w.list {
+			if c.watch() {
+				keep = append(keep, c)
+			}
+		}
+		clear(w.list[len(keep):])
+		w.list = keep
+		if len(keep) == 0 {
+			w.running = false
+			w.mu.Unlock()
+			return
+		}
+		w.mu.Unlock()
 	}
 }
 
 // runDirect runs t on the owner goroutine. It reports false when t detached:
 // another goroutine owns the connection now and this one must leave it alone.
 func (c *conn) runDirect(t httpmsg.Task) bool {
-	if c.dtimer == nil {
-		// Made stopped, before the atomics below that the timer's goroutine
-		// loads first: they order this write before its reads.
-		c.dtimer = time.AfterFunc(time.Hour, c.watch)
-		c.dtimer.Stop()
-	}
 	run := (c.dstate.Load()>>2 + 1) << 2 // only the owner starts runs
 	c.dstate.Store(run | directRunning)
 	if c.tstate.Load() == timerIdle && c.tstate.CompareAndSwap(timerIdle, timerArmed) {
-		c.dtimer.Reset(directWatch)
+		c.eng.watch.add(c)
 	}
 	t.Run()
 	if c.dstate.CompareAndSwap(run|directRunning, run|directIdle) {

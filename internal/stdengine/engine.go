@@ -109,6 +109,8 @@ type Engine struct {
 	// bigPool holds read buffers of MaxBufferedInput bytes, for connections
 	// whose input backs up past the pooled bufSize (conn.makeRoom).
 	bigPool sync.Pool
+
+	watch watcher // the direct-run watch (direct.go)
 }
 
 // New returns an engine; Run starts it.
