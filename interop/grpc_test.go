@@ -22,16 +22,12 @@ import (
 
 	"github.com/celeris-dev/celeris"
 	"github.com/celeris-dev/celeris/celeristest"
+	"github.com/celeris-dev/celeris/grpc/interopcases"
 )
 
-// grpcCases are grpc-go's interop client cases that need no credentials or
-// load balancer (interop/client/client.go).
-var grpcCases = []string{
-	"empty_unary", "large_unary", "client_streaming", "server_streaming", "ping_pong",
-	"empty_stream", "timeout_on_sleeping_server", "cancel_after_begin",
-	"cancel_after_first_response", "custom_metadata", "status_code_and_message",
-	"special_status_message", "unimplemented_method", "unimplemented_service",
-}
+// grpcCases: grpc-go's interop client cases that need no credentials or load
+// balancer.
+var grpcCases = interopcases.Names
 
 const (
 	envCase = "CELERIS_INTEROP_CASE"
@@ -116,39 +112,9 @@ func TestGRPCInteropChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	client := testgrpc.NewTestServiceClient(conn)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	switch tc {
-	case "empty_unary":
-		grpcinterop.DoEmptyUnaryCall(ctx, client)
-	case "large_unary":
-		grpcinterop.DoLargeUnaryCall(ctx, client)
-	case "client_streaming":
-		grpcinterop.DoClientStreaming(ctx, client)
-	case "server_streaming":
-		grpcinterop.DoServerStreaming(ctx, client)
-	case "ping_pong":
-		grpcinterop.DoPingPong(ctx, client)
-	case "empty_stream":
-		grpcinterop.DoEmptyStream(ctx, client)
-	case "timeout_on_sleeping_server":
-		grpcinterop.DoTimeoutOnSleepingServer(ctx, client)
-	case "cancel_after_begin":
-		grpcinterop.DoCancelAfterBegin(ctx, client)
-	case "cancel_after_first_response":
-		grpcinterop.DoCancelAfterFirstResponse(ctx, client)
-	case "custom_metadata":
-		grpcinterop.DoCustomMetadata(ctx, client)
-	case "status_code_and_message":
-		grpcinterop.DoStatusCodeAndMessage(ctx, client)
-	case "special_status_message":
-		grpcinterop.DoSpecialStatusMessage(ctx, client)
-	case "unimplemented_method":
-		grpcinterop.DoUnimplementedMethod(ctx, conn)
-	case "unimplemented_service":
-		grpcinterop.DoUnimplementedService(ctx, testgrpc.NewUnimplementedServiceClient(conn))
-	default:
-		t.Fatalf("unknown case %q", tc)
+	if err := interopcases.Run(ctx, tc, conn); err != nil {
+		t.Fatal(err)
 	}
 }

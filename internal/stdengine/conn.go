@@ -112,7 +112,7 @@ type conn struct {
 	direct httpmsg.Task
 	dstate atomic.Uint64 // the last direct run's number<<2 | directIdle, directRunning or directMoved
 	dseen  atomic.Uint64 // dstate at the watcher's previous tick
-	tstate atomic.Int32  // timerIdle, timerArmed: listed with the engine's watcher
+	tstate atomic.Int32  // watchUnlisted, watchListed: listed with the engine's watcher
 
 	tio       *tlsIO       // TLS: what crypto/tls reads and writes through; nil in plaintext
 	collected atomic.Int64 // TLS: bytes of records collected and not yet emitted (tio.out)

@@ -46,8 +46,8 @@ const directWatch = 5 * time.Millisecond
 
 // Watch states of a connection (tstate): listed with the watcher or not.
 const (
-	timerIdle int32 = iota
-	timerArmed
+	watchUnlisted int32 = iota
+	watchListed
 )
 
 // errMoved ends a loop whose goroutine stays with a detached handler.
@@ -78,7 +78,7 @@ func (c *conn) watch() bool {
 	v, prev := c.dstate.Load(), c.dseen.Load()
 	running := v&directMask == directRunning
 	if running && v == prev && c.dstate.CompareAndSwap(v, v&^directMask|directMoved) {
-		c.tstate.Store(timerIdle) // the next direct run lists c again
+		c.tstate.Store(watchUnlisted) // the next direct run lists c again
 		go c.run()
 		return false
 	}
@@ -90,8 +90,8 @@ func (c *conn) watch() bool {
 	// unless it saw it listed; then this sees it running and keeps it
 	// (runDirect stores running, then loads tstate; this stores tstate, then
 	// loads running).
-	c.tstate.Store(timerIdle)
-	return c.dstate.Load()&directMask == directRunning && c.tstate.CompareAndSwap(timerIdle, timerArmed)
+	c.tstate.Store(watchUnlisted)
+	return c.dstate.Load()&directMask == directRunning && c.tstate.CompareAndSwap(watchUnlisted, watchListed)
 }
 
 // watcher is an engine's direct-run watch: the connections listed, and one
@@ -140,7 +140,7 @@ func (w *watcher) run() {
 func (c *conn) runDirect(t httpmsg.Task) bool {
 	run := (c.dstate.Load()>>2 + 1) << 2 // only the owner starts runs
 	c.dstate.Store(run | directRunning)
-	if c.tstate.Load() == timerIdle && c.tstate.CompareAndSwap(timerIdle, timerArmed) {
+	if c.tstate.Load() == watchUnlisted && c.tstate.CompareAndSwap(watchUnlisted, watchListed) {
 		c.eng.watch.add(c)
 	}
 	t.Run()

@@ -11,13 +11,14 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/celeris-dev/celeris/internal/httpmsg"
 )
 
-// Task is a unit of work. It is a value with a method rather than a closure so that
-// submitting does not allocate.
-type Task interface {
-	Run()
-}
+// Task is a unit of work (httpmsg.Task, which a std engine connection also runs
+// itself). It is a value with a method rather than a closure so that submitting
+// does not allocate.
+type Task = httpmsg.Task
 
 type worker struct {
 	ch       chan Task
