@@ -25,7 +25,8 @@ var memAddr = &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 1}
 // BenchmarkServeDemoStack measures the full HTTP/1.1 cycle without network
 // (bytes in, response bytes out) for the demo's inline routes, bare and behind the
 // demo's middleware (request id, CORS, metrics), one request per call and 16
-// pipelined. It is the user-space part of the load test of issue #2.
+// pipelined. It is the user-space part of the HTTP/1.1 comparison with fasthttp
+// (docs/BENCHMARKS.md §2); bench/scripts/instr.sh counts its instructions.
 func BenchmarkServeDemoStack(b *testing.B) {
 	type msg struct {
 		Message string `json:"message"`

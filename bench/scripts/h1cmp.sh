@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# HTTP/1.1 comparison of issue #2: the server pinned to CPU 0 with GOMAXPROCS=1, wrk
-# pinned to CPU 1 (-t1 -c128), requests per server CPU-second from /proc/PID/stat.
+# HTTP/1.1 against fasthttp, one server after the other (docs/BENCHMARKS.md §2): the
+# server pinned to CPU 0 with GOMAXPROCS=1, wrk pinned to CPU 1 (-t1 -c128), requests
+# per server CPU-second from /proc/PID/stat.
 # PIPE=1 sends 16 pipelined requests per write. D is the duration in seconds.
 # BARE=1 adds the demo without its middleware (-bare), like for like with the peer.
 set -euo pipefail

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# h2c comparison of issue #3: the server pinned to CPU 0 with GOMAXPROCS=1,
+# h2c against net/http (docs/BENCHMARKS.md §3): the server pinned to CPU 0 with GOMAXPROCS=1,
 # h2load -t1 -c16 -m32 pinned to CPU 1, requests per server CPU-second against
 # net/http's h2c server (http.Protocols UnencryptedHTTP2) with the same handlers.
 set -euo pipefail

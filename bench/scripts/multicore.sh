@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Multi-core scaling (issue #14 §4): the suite from a static bundle
+# Multi-core scaling: the suite from a static bundle
 # (bench/scripts/bundle.sh), servers on 8 cores against the same servers on
 # 1 core, the loader on 8 other cores, in interleaved rounds (one round of
 # each side in turn, the order alternating), then a scaling table: median

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# HTTP/1.1 comparison of issue #2 in short interleaved slices. Every server runs at
-# once, pinned to CPU 0 with GOMAXPROCS=1 (an unloaded one costs nothing), and wrk
-# (-t1 -c128, pinned to CPU 1) loads them in turn for S seconds each, N rounds over.
+# HTTP/1.1 against fasthttp in short interleaved slices (docs/BENCHMARKS.md §2). Every
+# server runs at once, pinned to CPU 0 with GOMAXPROCS=1 (an unloaded one costs
+# nothing), and wrk (-t1 -c128, pinned to CPU 1) loads them in turn for S seconds
+# each, N rounds over.
 # All servers therefore meet the same host noise within a few seconds of each other.
 # For each path it prints, per server, the median over rounds of its requests per
 # server CPU-second (from /proc/PID/stat) divided by the peer's in the same round.
@@ -9,6 +10,7 @@
 #   PIPE=1 bench/scripts/slices.sh           # 16 pipelined requests per write
 #   BARE=1 bench/scripts/slices.sh           # adds the demo without middleware (-bare)
 #   OPT=1 bench/scripts/slices.sh            # adds the demo built with -tags "poll_opt gc_opt"
+#   FLOOR=1 bench/scripts/slices.sh          # adds bench/cmd/floor on gnet and on net
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 BIN=$(OUT=${OUT:-/tmp/celeris-bench-bin} "$here/build.sh")

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The floor of HTTP/1.1 and HTTP/2 over TLS (issue #14 §4), by hand: each server
+# The floor of HTTP/1.1 and HTTP/2 over TLS (docs/BENCHMARKS.md §5.2), by hand: each server
 # pinned to CPU 0 with GOMAXPROCS=1, h2load (nghttp2) pinned to CPU 1, keep-alive
 # connections (C, default 16), one request in flight per h1 connection (-m1) and
 # M (default 4) streams per h2 connection, GET /bench. For each it prints requests

@@ -1,8 +1,8 @@
 // Command floor is the lower bound of a server's CPU cost per request: it answers
 // every request head (anything up to a blank line) with the same ready-made
 // response of GET /bench, parsing nothing, routing nothing, allocating nothing.
-// It exists to measure what the network engine and the kernel cost on their own,
-// for the per-CPU-second comparisons of issue #2:
+// It measures what the network engine and the kernel cost on their own, the
+// floor of every requests-per-server-CPU-second comparison (docs/BENCHMARKS.md §5):
 //
 //	floor -engine gnet -addr 127.0.0.1:9000  # gnet v2, as Celeris's engine runs it
 //	floor -engine net  -addr 127.0.0.1:9000  # a goroutine per connection, as fasthttp
@@ -11,7 +11,7 @@
 // With -tls (net only) every connection is crypto/tls with a self-signed ECDSA
 // P-256 certificate made at start, ALPN http/1.1: one tls.Conn.Read and one
 // tls.Conn.Write per batch of requests, the least any Go server over crypto/tls
-// can do for HTTP/1.1 (issue #14's floor).
+// can do for HTTP/1.1 (bench/scripts/tlsfloor.sh runs it as floor-tls).
 //
 // It is not an HTTP server: it never looks at what it answers.
 package main

@@ -1,5 +1,5 @@
-// Command grpcbench compares four ways of serving gRPC (issue #15 §5), in RPCs
-// (or streamed messages) per server CPU-second:
+// Command grpcbench compares four ways of serving gRPC, in RPCs (or streamed
+// messages) per server CPU-second (docs/BENCHMARKS.md §8):
 //
 //   - celeris-native: the same service registered on celerisgrpc.NewServer()
 //     (github.com/celeris-dev/celeris/grpc), mounted with s.POST("/*rpc",
