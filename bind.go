@@ -32,30 +32,76 @@ import (
 //
 // An error that is a slice of field errors (each with Field() string and
 // Error() string, as validator.ValidationErrors), joins several errors
-// (Unwrap() []error), or is a *BindError is reported field by field.
+// (Unwrap() []error), or is a *BindError is reported field by field. A field
+// error that also has Tag() and Param() (go-playground's validator.FieldError)
+// gives FieldError its Rule and Param; one with StructNamespace() or
+// StructField() is mapped to the field's request name (its json, form, query,
+// param or header tag); one with Value() gives a scalar value's text.
 type Validator interface {
 	Validate(v any) error
 }
 
-// FieldError is one field that failed binding or validation.
+// FieldError is one field that failed binding or validation. It keeps what a
+// custom error handler needs to build or translate its own message: the
+// request's name of the field, the rule and its parameter.
 type FieldError struct {
-	Field  string // the name in its source (query, form, header or param name), else the Go field name
-	Source string // "query", "form", "header", "param", "json", "default" or "validate"
-	Value  string // the value that failed to convert ("" for validation errors)
-	Err    error
+	// Field is the field's name in the request: for a conversion error its name
+	// in Source; for a validation error the name its json, form, query, param or
+	// header tag gives it (the first of those present; "items[0].name" for a
+	// nested one), else the name the validator reported.
+	Field string
+	// StructField is the Go path of the field ("Title", "Paging.Page",
+	// "Items[0].Name") for a validation error whose validator reports it; "" else.
+	StructField string
+	// Source is "query", "form", "header", "param", "json", "default" or
+	// "validate".
+	Source string
+	// Rule is the validation rule that failed, as the validator names it
+	// (go-playground's tag: "required", "min", "email"); "" for conversion errors
+	// and for validators that do not name one.
+	Rule string
+	// Param is the rule's parameter ("3" of min=3); "" when it has none.
+	Param string
+	// Value is the value that failed: the request's text for a conversion error;
+	// for a validation error the field's value when it is a string, bool or number
+	// (a copy: it may outlive the request), else "".
+	Value string
+	// Err is the conversion error, or the validator's own error for this field
+	// (errors.As finds go-playground's validator.FieldError in it).
+	Err error
 }
 
+// Error is the field's line of Bind's 400 message: "page (query): invalid integer
+// \"x\"" for a conversion error; for a validation error with a Rule, "title is
+// required" (rule required) or "title must satisfy min=3" (any other rule, with its
+// Param); else the validator's own message.
 func (e FieldError) Error() string {
-	if e.Source == "validate" {
+	if e.Source != "validate" {
+		return e.Field + " (" + e.Source + "): " + e.Err.Error()
+	}
+	switch {
+	case e.Rule == "required":
+		return e.Field + " is required"
+	case e.Rule != "" && e.Param != "":
+		return e.Field + " must satisfy " + e.Rule + "=" + e.Param
+	case e.Rule != "":
+		return e.Field + " must satisfy " + e.Rule
+	case e.Err != nil:
 		return e.Err.Error()
 	}
-	return e.Field + " (" + e.Source + "): " + e.Err.Error()
+	return e.Field + " is invalid"
 }
 
+// Unwrap returns Err.
+func (e FieldError) Unwrap() error { return e.Err }
+
 // BindError lists the fields that failed. It is the Err of the 400 *HTTPError that
-// Bind returns: a custom error handler finds it with errors.As.
+// Bind, BindJSON and Validate return: a custom error handler finds it with
+// errors.As, and errors.As and errors.Is also reach the validator's own error
+// (go-playground's validator.ValidationErrors) and each field's Err through it.
 type BindError struct {
 	Fields []FieldError
+	cause  error // the validator's error as it returned it; nil for conversion errors
 }
 
 func (e *BindError) Error() string {
@@ -69,6 +115,21 @@ func (e *BindError) Error() string {
 	return b.String()
 }
 
+// Unwrap returns the validator's error (when validation failed) and each field's
+// Err, for errors.Is and errors.As.
+func (e *BindError) Unwrap() []error {
+	out := make([]error, 0, len(e.Fields)+1)
+	if e.cause != nil {
+		out = append(out, e.cause)
+	}
+	for _, f := range e.Fields {
+		if f.Err != nil && f.Err != e.cause {
+			out = append(out, f.Err)
+		}
+	}
+	return out
+}
+
 // Bind fills the struct that v points to from the request:
 //
 //   - fields with a `default:"..."` tag start with that value;
@@ -79,6 +140,10 @@ func (e *BindError) Error() string {
 //   - `query:"name"`, `header:"Name"` and `param:"name"` fields take the query
 //     parameter, request header and path parameter (decoded) when present.
 //
+// An empty value (?size=, an empty form field) counts as absent: the field keeps
+// its default. A bool query field given a key without value (?debug) is true, as
+// QueryBool says. A body that is neither JSON nor a form is refused with 415.
+//
 // Supported field types: string, bool, ints, uints, floats, time.Duration
 // (time.ParseDuration), time.Time (RFC 3339) and any encoding.TextUnmarshaler,
 // pointers to those (allocated when a value is present) and slices of them (one
@@ -86,8 +151,10 @@ func (e *BindError) Error() string {
 // copies: the struct may outlive the handler.
 //
 // Then Config.Validator, when set, validates v. Conversion and validation failures
-// are one 400 *HTTPError whose message lists each failed field and whose Err is a
-// *BindError. The plan for each struct type is built once and cached.
+// are one 400 *HTTPError whose message lists each failed field (FieldError.Error)
+// and whose Err is a *BindError with each field typed: its request name, source,
+// rule, parameter and value. The plan for each struct type is built once and
+// cached.
 func (c *Context) Bind(v any) error {
 	return c.bind(v, srcAll)
 }
@@ -112,7 +179,7 @@ func (c *Context) Validate(v any) error {
 		return nil
 	}
 	if err := c.server.cfg.Validator.Validate(v); err != nil {
-		return bindFailure(validationFields(err), err)
+		return bindFailure(validationFields(err, reflect.TypeOf(v)), err)
 	}
 	return nil
 }
@@ -150,7 +217,7 @@ func (c *Context) bind(v any, which int) error {
 		case mt != "":
 			which |= srcForm
 		case isJSONType(ct):
-			if err := c.BindJSON(v); err != nil {
+			if err := c.decodeJSON(v); err != nil {
 				// A value of the wrong type is a field like the others; anything
 				// else (malformed JSON, 413, 415) ends binding.
 				var te *json.UnmarshalTypeError
@@ -160,6 +227,18 @@ func (c *Context) bind(v any, which int) error {
 				fails = append(fails, FieldError{Field: te.Field, Source: "json", Value: te.Value,
 					Err: errors.New("cannot be a JSON " + te.Value + " (want " + te.Type.String() + ")")})
 			}
+		default:
+			// A body Bind cannot read is refused, not skipped (RFC 9110 §15.5.16),
+			// as Echo does; an unknown length that turns out empty is no body.
+			if c.req.ContentLength < 0 {
+				if b, err := c.Body(); err != nil {
+					return err
+				} else if len(b) == 0 {
+					break
+				}
+			}
+			return &HTTPError{Code: http.StatusUnsupportedMediaType,
+				Message: "Content-Type must be application/json, application/x-www-form-urlencoded or multipart/form-data"}
 		}
 	}
 	if which&srcForm != 0 && p.has[1] {
@@ -193,7 +272,7 @@ func (c *Context) bind(v any, which int) error {
 					}
 					continue
 				}
-				if vals := post[f.names[1]]; len(vals) > 0 {
+				if vals := f.present(post[f.names[1]], false); len(vals) > 0 {
 					if err := f.set(fv, vals); err != nil {
 						fails = append(fails, FieldError{Field: f.names[1], Source: "form", Value: vals[0], Err: err})
 					}
@@ -208,7 +287,7 @@ func (c *Context) bind(v any, which int) error {
 			if src == 1 || f.names[src] == "" || which&(1<<src) == 0 {
 				continue
 			}
-			buf = c.bindValues(buf[:0], src, f.names[src])
+			buf = f.present(c.bindValues(buf[:0], src, f.names[src]), src == 0)
 			if len(buf) == 0 {
 				continue
 			}
@@ -260,15 +339,32 @@ func isJSONType(ct string) bool {
 }
 
 func bindFailure(fails []FieldError, cause error) *HTTPError {
-	be := &BindError{Fields: fails}
+	be := &BindError{Fields: fails, cause: cause}
 	if len(fails) == 0 { // a validator error we could not split
 		be.Fields = []FieldError{{Source: "validate", Err: cause}}
 	}
 	return &HTTPError{Code: http.StatusBadRequest, Message: "invalid request: " + be.Error(), Err: be}
 }
 
-// validationFields splits a validator's error into fields (see Validator).
-func validationFields(err error) []FieldError {
+// The methods of a validator's field error that validationFields reads
+// (go-playground's validator.FieldError has them all).
+type (
+	fielder interface {
+		Field() string
+		Error() string
+	}
+	ruler interface {
+		Tag() string
+		Param() string
+	}
+	namespacer    interface{ StructNamespace() string }
+	structFielder interface{ StructField() string }
+	valuer        interface{ Value() any }
+)
+
+// validationFields splits a validator's error into fields (see Validator); root is
+// the type of the value validated, whose tags name the fields.
+func validationFields(err error, root reflect.Type) []FieldError {
 	var be *BindError
 	if errors.As(err, &be) {
 		return be.Fields
@@ -276,19 +372,15 @@ func validationFields(err error) []FieldError {
 	if j, ok := err.(interface{ Unwrap() []error }); ok {
 		var out []FieldError
 		for _, e := range j.Unwrap() {
-			out = append(out, validationFields(e)...)
+			out = append(out, validationFields(e, root)...)
 		}
 		return out
-	}
-	type fielder interface {
-		Field() string
-		Error() string
 	}
 	if rv := reflect.ValueOf(err); rv.Kind() == reflect.Slice {
 		var out []FieldError
 		for i := 0; i < rv.Len(); i++ {
 			if fe, ok := rv.Index(i).Interface().(fielder); ok {
-				out = append(out, FieldError{Field: fe.Field(), Source: "validate", Err: errors.New(fe.Error())})
+				out = append(out, validationField(fe, root))
 			}
 		}
 		if len(out) > 0 {
@@ -296,9 +388,117 @@ func validationFields(err error) []FieldError {
 		}
 	}
 	if fe, ok := err.(fielder); ok {
-		return []FieldError{{Field: fe.Field(), Source: "validate", Err: err}}
+		return []FieldError{validationField(fe, root)}
 	}
 	return []FieldError{{Source: "validate", Err: err}}
+}
+
+// validationField is one validator field error as a FieldError.
+func validationField(fe fielder, root reflect.Type) FieldError {
+	out := FieldError{Field: fe.Field(), Source: "validate"}
+	if err, ok := fe.(error); ok {
+		out.Err = err
+	}
+	if r, ok := fe.(ruler); ok {
+		out.Rule, out.Param = r.Tag(), r.Param()
+	}
+	path := ""
+	if n, ok := fe.(namespacer); ok {
+		// "Type.Field.Sub": the first element names the validated type.
+		_, path, _ = strings.Cut(n.StructNamespace(), ".")
+	} else if n, ok := fe.(structFielder); ok {
+		path = n.StructField()
+	} else {
+		path = fe.Field()
+	}
+	if name, ok := requestName(root, path); ok {
+		out.Field, out.StructField = name, path
+	}
+	if v, ok := fe.(valuer); ok {
+		out.Value = scalarText(v.Value())
+	}
+	return out
+}
+
+// requestName maps the Go path of a field ("Items[0].Name") under t to its name in
+// the request ("items[0].name"), each element named by its tag (see FieldError).
+// ok is false when the path does not name a field of t.
+func requestName(t reflect.Type, path string) (string, bool) {
+	if path == "" || t == nil {
+		return "", false
+	}
+	var b strings.Builder
+	for elem := range strings.SplitSeq(path, ".") {
+		name, index, _ := strings.Cut(elem, "[")
+		for t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		if t.Kind() != reflect.Struct {
+			return "", false
+		}
+		sf, ok := t.FieldByName(name)
+		if !ok {
+			return "", false
+		}
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(tagName(sf))
+		t = sf.Type
+		if index != "" {
+			b.WriteByte('[')
+			b.WriteString(index)
+			// Each [i] or [key] steps into an element.
+			for range strings.Count(index, "[") + 1 {
+				for t.Kind() == reflect.Pointer {
+					t = t.Elem()
+				}
+				if k := t.Kind(); k != reflect.Slice && k != reflect.Array && k != reflect.Map {
+					return "", false
+				}
+				t = t.Elem()
+			}
+		}
+	}
+	return b.String(), true
+}
+
+// tagName is the name a struct field has in the request: its json, form, query,
+// param or header tag's name (the first present), else its Go name.
+func tagName(sf reflect.StructField) string {
+	for _, key := range [...]string{"json", "form", "query", "param", "header"} {
+		if n, ok := sf.Tag.Lookup(key); ok {
+			if n, _, _ = strings.Cut(n, ","); n != "" && n != "-" {
+				return n
+			}
+		}
+	}
+	return sf.Name
+}
+
+// scalarText is v as text when it is a string, bool or number (through one
+// pointer), else "".
+func scalarText(v any) string {
+	rv := reflect.ValueOf(v)
+	if rv.Kind() == reflect.Pointer {
+		if rv.IsNil() {
+			return ""
+		}
+		rv = rv.Elem()
+	}
+	switch rv.Kind() {
+	case reflect.String:
+		return strings.Clone(rv.String())
+	case reflect.Bool:
+		return strconv.FormatBool(rv.Bool())
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return strconv.FormatInt(rv.Int(), 10)
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return strconv.FormatUint(rv.Uint(), 10)
+	case reflect.Float32, reflect.Float64:
+		return strconv.FormatFloat(rv.Float(), 'g', -1, rv.Type().Bits())
+	}
+	return ""
 }
 
 // bindPlan is what Bind knows of a struct type; built once per type.
@@ -308,12 +508,32 @@ type bindPlan struct {
 }
 
 type bindField struct {
-	index  []int
-	goName string
-	names  [4]string // query, form, header, param
-	def    []string  // the default value, nil when none
-	set    setter
-	file   int8 // form file field: 1 *FileHeader, 2 []*FileHeader
+	index   []int
+	goName  string
+	names   [4]string // query, form, header, param
+	def     []string  // the default value, nil when none
+	set     setter
+	file    int8 // form file field: 1 *FileHeader, 2 []*FileHeader
+	boolish bool // a bool, *bool or []bool: an empty query value is true
+}
+
+// present returns the values of vals that bind f: none when every one is empty (an
+// empty value counts as absent, so the field keeps its default), except that for a
+// bool field from the query an empty value (a key without "=", "?debug") is true,
+// as QueryBool says.
+func (f *bindField) present(vals []string, query bool) []string {
+	for _, v := range vals {
+		if v != "" {
+			return vals
+		}
+	}
+	if len(vals) == 0 || !query || !f.boolish {
+		return nil
+	}
+	for i := range vals {
+		vals[i] = "true"
+	}
+	return vals
 }
 
 func (f *bindField) label() string {
@@ -378,6 +598,11 @@ func buildPlan(p *bindPlan, t reflect.Type, index []int) {
 				panic("celeris: Bind: field " + t.String() + "." + sf.Name + " has unsupported type " + sf.Type.String())
 			}
 			f.set = set
+			bt := sf.Type
+			if k := bt.Kind(); k == reflect.Pointer || k == reflect.Slice {
+				bt = bt.Elem()
+			}
+			f.boolish = bt.Kind() == reflect.Bool && !reflect.PointerTo(bt).Implements(textUnmarshalerType)
 			if hasDef {
 				f.def = []string{def}
 			}
