@@ -428,7 +428,12 @@ func requestName(t reflect.Type, path string) (string, bool) {
 		return "", false
 	}
 	var b strings.Builder
-	for elem := range strings.SplitSeq(path, ".") {
+	for path != "" {
+		elem, rest, more := strings.Cut(path, ".")
+		if more && rest == "" {
+			return "", false // "Title."
+		}
+		path = rest
 		name, index, _ := strings.Cut(elem, "[")
 		for t.Kind() == reflect.Pointer {
 			t = t.Elem()
@@ -440,11 +445,15 @@ func requestName(t reflect.Type, path string) (string, bool) {
 		if !ok {
 			return "", false
 		}
+		t = sf.Type
+		tn, tagged := tagName(sf)
+		if sf.Anonymous && !tagged && index == "" && path != "" {
+			continue // an embedded struct's fields are the outer's (encoding/json)
+		}
 		if b.Len() > 0 {
 			b.WriteByte('.')
 		}
-		b.WriteString(tagName(sf))
-		t = sf.Type
+		b.WriteString(tn)
 		if index != "" {
 			b.WriteByte('[')
 			b.WriteString(index)
@@ -464,16 +473,16 @@ func requestName(t reflect.Type, path string) (string, bool) {
 }
 
 // tagName is the name a struct field has in the request: its json, form, query,
-// param or header tag's name (the first present), else its Go name.
-func tagName(sf reflect.StructField) string {
+// param or header tag's name (the first present; tagged true), else its Go name.
+func tagName(sf reflect.StructField) (name string, tagged bool) {
 	for _, key := range [...]string{"json", "form", "query", "param", "header"} {
 		if n, ok := sf.Tag.Lookup(key); ok {
 			if n, _, _ = strings.Cut(n, ","); n != "" && n != "-" {
-				return n
+				return n, true
 			}
 		}
 	}
-	return sf.Name
+	return sf.Name, false
 }
 
 // scalarText is v as text when it is a string, bool or number (through one

@@ -265,3 +265,69 @@ func TestBindEmptyValues(t *testing.T) {
 		}
 	})
 }
+
+type rnInner struct {
+	SKU  string            `json:"sku"`
+	Tags map[string]string `form:"tags"`
+}
+
+type rnOuter struct {
+	Paging
+	Title  string             `json:"title,omitempty"`
+	Hidden string             `json:"-" query:"h"`
+	Plain  string             `json:",omitempty"`
+	Items  []rnInner          `json:"items"`
+	Ptr    *rnInner           `param:"ptr"`
+	Grid   [][]rnInner        `json:"grid"`
+	ByKey  map[string]rnInner `json:"by_key"`
+}
+
+// TestRequestName: a validator's Go path maps to the request's names, element by
+// element; a path that names no field is not mapped.
+func TestRequestName(t *testing.T) {
+	tests := []struct {
+		path, want string
+		ok         bool
+	}{
+		{path: "Title", want: "title", ok: true},
+		{path: "Hidden", want: "h", ok: true},
+		{path: "Plain", want: "Plain", ok: true},
+		{path: "Paging.Page", want: "page", ok: true},
+		{path: "Paging", want: "Paging", ok: true},
+		{path: "Title.", want: ""},
+		{path: ".Title", want: ""},
+		{path: "Page", want: "page", ok: true},
+		{path: "Items[3].SKU", want: "items[3].sku", ok: true},
+		{path: "Ptr.SKU", want: "ptr.sku", ok: true},
+		{path: "Ptr.Tags[k]", want: "ptr.tags[k]", ok: true},
+		{path: "Grid[1][2].SKU", want: "grid[1][2].sku", ok: true},
+		{path: "ByKey[a].SKU", want: "by_key[a].sku", ok: true},
+		{path: "Missing"},
+		{path: "Title.X"},
+		{path: "Title[0]"},
+		{path: "Items[0][1]"},
+		{path: ""},
+	}
+	for _, tt := range tests {
+		got, ok := requestName(typeOf[rnOuter](), tt.path)
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("%q: %q %v, want %q %v", tt.path, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+func FuzzRequestName(f *testing.F) {
+	for _, s := range []string{"Title", "Items[3].SKU", "Grid[1][2].SKU", "ByKey[a].SKU", "Ptr.Tags[k]", "..", "[", "Items[[", "Paging.Page"} {
+		f.Add(s)
+	}
+	rt := typeOf[rnOuter]()
+	f.Fuzz(func(t *testing.T, path string) {
+		name, ok := requestName(rt, path)
+		if !ok && name != "" {
+			t.Fatalf("%q: %q without ok", path, name)
+		}
+		if ok && (name == "" || strings.Count(name, ".") > strings.Count(path, ".")) {
+			t.Fatalf("%q: %q", path, name)
+		}
+	})
+}
