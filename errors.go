@@ -20,7 +20,9 @@ type HTTPError struct {
 	// Err is the internal cause, never sent. DefaultErrorHandler logs it once: at
 	// Error level when Code is 5xx (a failed template, a wrapped server fault), at
 	// Debug level below (a client's bad input is not the server's fault, and
-	// logging each at Error would let clients flood the log).
+	// logging each at Error would let clients flood the log); not when an error in
+	// its chain has a Logged() bool method that returns true (it was logged where
+	// it arose, as the recovery middleware's PanicError).
 	Err error
 }
 
@@ -89,7 +91,7 @@ func DefaultErrorHandler(c *Context, err error) {
 	}
 	var he *HTTPError
 	if errors.As(err, &he) {
-		if he.Err != nil {
+		if he.Err != nil && !alreadyLogged(he.Err) {
 			level := slog.LevelDebug
 			if he.Code >= 500 {
 				level = slog.LevelError
@@ -107,6 +109,12 @@ func DefaultErrorHandler(c *Context, err error) {
 	}
 	c.server.logger.Error("celeris: handler error", "method", c.Method(), "path", c.Path(), "error", err)
 	_ = c.Blob(http.StatusInternalServerError, textPlain, bytesconv.S2B("Internal Server Error"))
+}
+
+// alreadyLogged reports whether err's chain says it was logged (see HTTPError.Err).
+func alreadyLogged(err error) bool {
+	var l interface{ Logged() bool }
+	return errors.As(err, &l) && l.Logged()
 }
 
 // textPlain is the Content-Type of the server's own answers; it replaces one the

@@ -2,6 +2,7 @@ package celeris
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -21,6 +22,9 @@ func TestDefaultErrorHandlerLogsCause(t *testing.T) {
 			return &HTTPError{Code: http.StatusBadRequest, Message: "nope", Err: errors.New("client cause")}
 		})
 		s.GET("/plain", func(c *Context) error { return NewHTTPError(http.StatusConflict, "busy") })
+		s.GET("/logged", func(c *Context) error {
+			return &HTTPError{Code: http.StatusInternalServerError, Err: fmt.Errorf("wrapped: %w", loggedErr{})}
+		})
 	})
 	tests := []struct {
 		name, path, body, log string
@@ -29,6 +33,7 @@ func TestDefaultErrorHandlerLogsCause(t *testing.T) {
 		{name: "5xx cause", path: "/tmpl", code: 500, body: "Internal Server Error", log: `level=ERROR msg="celeris: handler error" method=GET path=/tmpl status=500 error="template: page:3: bad pipeline"`},
 		{name: "4xx cause", path: "/bad", code: 400, body: "nope", log: `level=DEBUG msg="celeris: handler error" method=GET path=/bad status=400 error="client cause"`},
 		{name: "no cause", path: "/plain", code: 409, body: "busy"},
+		{name: "logged where it arose", path: "/logged", code: 500, body: "Internal Server Error"},
 	}
 	for _, tt := range tests {
 		before := strings.Count(logs.String(), "\n")
@@ -78,3 +83,9 @@ func TestHTTPErrorString(t *testing.T) {
 		t.Errorf("bind failure: %d %q, want %q", code, body, want)
 	}
 }
+
+// loggedErr says it was logged where it arose (as recovery's PanicError).
+type loggedErr struct{}
+
+func (loggedErr) Error() string { return "logged already" }
+func (loggedErr) Logged() bool  { return true }
