@@ -331,3 +331,26 @@ func FuzzRequestName(f *testing.F) {
 		}
 	})
 }
+
+// TestBindGuideMessage: the conversion message docs/guide.md §15 shows is the one
+// Bind gives (body fields first, then query, header and path parameters).
+func TestBindGuideMessage(t *testing.T) {
+	type in struct {
+		Page  int   `query:"page"`
+		Count uint8 `json:"count"`
+	}
+	_, addr := startServer(t, Config{}, func(s *Server) {
+		s.POST("/", func(c *Context) error {
+			var v in
+			return c.Bind(&v)
+		})
+	})
+	resp, err := http.Post("http://"+addr+"/?page=x", "application/json", strings.NewReader(`{"count":300}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `invalid request: count (json): cannot be a JSON number 300 (want uint8); page (query): invalid integer "x"`
+	if got := bodyString(t, resp); resp.StatusCode != 400 || got != want {
+		t.Errorf("%d %q, want %q", resp.StatusCode, got, want)
+	}
+}
