@@ -1,11 +1,19 @@
 package celerisgrpc_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"net"
 	"net/http"
+	"slices"
 	"testing"
 	"time"
+
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
+	"google.golang.org/protobuf/proto"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -152,4 +160,97 @@ func TestShutdownEndsStreams(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestShutdownWireOrder: on the wire, Shutdown of a connection with a health Watch
+// open sends GOAWAY (NO_ERROR, the last stream id the client opened) and the
+// Watch's trailers (grpc-status 14, Unavailable); the client, which never ended its
+// side, is then told to stop (RST_STREAM NO_ERROR, RFC 9113 §8.1), and the
+// connection closes at once, not at Shutdown's deadline.
+func TestShutdownWireOrder(t *testing.T) {
+	srv := celerisgrpc.NewServer()
+	healthpb.RegisterHealthServer(srv, health.NewServer())
+	s := celeris.New(celeris.Config{Addr: "127.0.0.1:0", EventLoops: 1})
+	s.POST("/*rpc", celeris.Adapt(srv))
+	errc := make(chan error, 1)
+	go func() { errc <- s.Start() }()
+	<-s.Ready()
+	nc, err := net.Dial("tcp", s.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	_ = nc.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := nc.Write([]byte(http2.ClientPreface)); err != nil {
+		t.Fatal(err)
+	}
+	fr := http2.NewFramer(nc, nc)
+	fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
+	_ = fr.WriteSettings()
+	var hb bytes.Buffer
+	enc := hpack.NewEncoder(&hb)
+	for _, f := range [][2]string{{":method", "POST"}, {":scheme", "http"}, {":authority", "x"},
+		{":path", "/grpc.health.v1.Health/Watch"}, {"content-type", "application/grpc"}, {"te", "trailers"}} {
+		_ = enc.WriteField(hpack.HeaderField{Name: f[0], Value: f[1]})
+	}
+	_ = fr.WriteHeaders(http2.HeadersFrameParam{StreamID: 1, BlockFragment: hb.Bytes(), EndHeaders: true})
+	req, _ := proto.Marshal(&healthpb.HealthCheckRequest{})
+	_ = fr.WriteData(1, false, frame(0, req)) // the stream stays open, as a Watch does
+
+	var events []string
+	shut := make(chan error, 1)
+	for {
+		f, err := fr.ReadFrame()
+		if err != nil {
+			events = append(events, "closed")
+			break
+		}
+		switch f := f.(type) {
+		case *http2.SettingsFrame:
+			if !f.IsAck() {
+				_ = fr.WriteSettingsAck()
+			}
+		case *http2.DataFrame:
+			if len(events) == 0 { // the first status (SERVING): shut down now
+				events = append(events, "message")
+				go func() {
+					ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+					defer cancel()
+					shut <- s.Shutdown(ctx)
+				}()
+			}
+		case *http2.GoAwayFrame:
+			events = append(events, fmt.Sprintf("GOAWAY %v last=%d", f.ErrCode, f.LastStreamID))
+		case *http2.MetaHeadersFrame:
+			if f.StreamEnded() {
+				events = append(events, "trailers grpc-status="+headerValue(f, "grpc-status"))
+			}
+		case *http2.RSTStreamFrame:
+			events = append(events, "RST_STREAM "+f.ErrCode.String())
+		}
+	}
+	// GOAWAY and the trailers leave independently (ShuttingDown closes as GOAWAY
+	// is queued); the reset follows both, and the close ends it all.
+	want := []string{"message", "GOAWAY NO_ERROR last=1", "trailers grpc-status=14", "RST_STREAM NO_ERROR", "closed"}
+	if len(events) == len(want) && events[1] == want[2] {
+		events[1], events[2] = events[2], events[1]
+	}
+	if !slices.Equal(events, want) {
+		t.Errorf("wire: %q\nwant %q (GOAWAY and trailers in either order)", events, want)
+	}
+	if err := <-shut; err != nil {
+		t.Errorf("Shutdown: %v", err)
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		t.Errorf("Start: %v", err)
+	}
+}
+
+func headerValue(f *http2.MetaHeadersFrame, name string) string {
+	for _, hf := range f.RegularFields() {
+		if hf.Name == name {
+			return hf.Value
+		}
+	}
+	return ""
 }

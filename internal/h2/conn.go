@@ -414,7 +414,13 @@ func (c *Conn) afterIO() {
 			c.runSendq()
 		}
 		c.grantConnCredit()
-		if c.goingAway && len(c.streams) == 0 && c.handlers == 0 && !c.hb.active {
+		if c.goingAway && len(c.streams) == c.draining && c.handlers == 0 && !c.hb.active {
+			// RFC 9113 §8.1: every response is complete; a client still sending a
+			// request body is asked to stop (RST_STREAM NO_ERROR), so that after
+			// GOAWAY it cannot hold the connection, and graceful shutdown, open.
+			for _, s := range c.streams {
+				c.resetStream(s, frame.ErrCodeNo)
+			}
 			c.phase = phaseClosed
 			c.flush()
 			c.nc.Close()
