@@ -386,7 +386,9 @@ func (c *Conn) Busy() bool {
 
 // Shutdown starts a graceful close (RFC 9113 §6.8): GOAWAY NO_ERROR naming the
 // highest stream seen; streams in flight finish, later ones are ignored, and the
-// connection closes when none remains. Call on the loop.
+// connection closes when none remains but streams whose response is complete and
+// whose client still sends (those get RST_STREAM NO_ERROR: afterIO). Call on the
+// loop.
 func (c *Conn) Shutdown() {
 	if c.phase == phaseClosed || c.goingAway {
 		return
