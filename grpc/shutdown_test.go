@@ -46,7 +46,7 @@ var slowDesc = grpc.ServiceDesc{
 	}}},
 }
 
-const slowFor = 600 * time.Millisecond
+const slowFor = time.Second
 
 // TestShutdownEndsStreams: Shutdown of a Celeris server serving the native gRPC
 // server ends its RPCs as grpc-go's GracefulStop does, without waiting for its
