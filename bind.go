@@ -4,10 +4,12 @@ package celeris
 //
 // Life of a Bind: the struct's plan (which fields take which sources, how each
 // converts) is built once per type and cached in bindPlans; per request, Bind sets
-// the defaults, decodes a JSON body (json tags) or reads a form body, then copies
-// query, header and path parameter values over them, converting each; every field
-// that fails is collected; then Config.Validator, when set, checks the result. Any
-// failure is one 400 *HTTPError whose Err is a *BindError listing every field.
+// the defaults, decodes a JSON body (json tags) or reads a form body (another body
+// is a 415), then copies query, header and path parameter values over them,
+// converting each (an empty value counts as absent: bindField.present); every
+// field that fails is collected; then Config.Validator, when set, checks the result
+// (validate.go). Any failure is one 400 *HTTPError whose Err is a *BindError
+// listing every field.
 
 import (
 	"encoding"
@@ -24,51 +26,6 @@ import (
 	"github.com/celeris-dev/celeris/internal/httpmsg"
 )
 
-// Validator checks a value after binding (Config.Validator). An adapter for
-// go-playground/validator is one line:
-//
-//	type playground struct{ v *validator.Validate }
-//	func (p playground) Validate(v any) error { return p.v.Struct(v) }
-//
-// An error that is a slice of field errors (each with Field() string and
-// Error() string, as validator.ValidationErrors), joins several errors
-// (Unwrap() []error), or is a *BindError is reported field by field.
-type Validator interface {
-	Validate(v any) error
-}
-
-// FieldError is one field that failed binding or validation.
-type FieldError struct {
-	Field  string // the name in its source (query, form, header or param name), else the Go field name
-	Source string // "query", "form", "header", "param", "json", "default" or "validate"
-	Value  string // the value that failed to convert ("" for validation errors)
-	Err    error
-}
-
-func (e FieldError) Error() string {
-	if e.Source == "validate" {
-		return e.Err.Error()
-	}
-	return e.Field + " (" + e.Source + "): " + e.Err.Error()
-}
-
-// BindError lists the fields that failed. It is the Err of the 400 *HTTPError that
-// Bind returns: a custom error handler finds it with errors.As.
-type BindError struct {
-	Fields []FieldError
-}
-
-func (e *BindError) Error() string {
-	var b strings.Builder
-	for i, f := range e.Fields {
-		if i > 0 {
-			b.WriteString("; ")
-		}
-		b.WriteString(f.Error())
-	}
-	return b.String()
-}
-
 // Bind fills the struct that v points to from the request:
 //
 //   - fields with a `default:"..."` tag start with that value;
@@ -79,6 +36,10 @@ func (e *BindError) Error() string {
 //   - `query:"name"`, `header:"Name"` and `param:"name"` fields take the query
 //     parameter, request header and path parameter (decoded) when present.
 //
+// An empty value (?size=, an empty form field) counts as absent: the field keeps
+// its default. A bool query field given a key without value (?debug) is true, as
+// QueryBool says. A body that is neither JSON nor a form is refused with 415.
+//
 // Supported field types: string, bool, ints, uints, floats, time.Duration
 // (time.ParseDuration), time.Time (RFC 3339) and any encoding.TextUnmarshaler,
 // pointers to those (allocated when a value is present) and slices of them (one
@@ -86,8 +47,10 @@ func (e *BindError) Error() string {
 // copies: the struct may outlive the handler.
 //
 // Then Config.Validator, when set, validates v. Conversion and validation failures
-// are one 400 *HTTPError whose message lists each failed field and whose Err is a
-// *BindError. The plan for each struct type is built once and cached.
+// are one 400 *HTTPError whose message lists each failed field (FieldError.Error)
+// and whose Err is a *BindError with each field typed: its request name, source,
+// rule, parameter and value. The plan for each struct type is built once and
+// cached.
 func (c *Context) Bind(v any) error {
 	return c.bind(v, srcAll)
 }
@@ -104,18 +67,6 @@ func (c *Context) BindParams(v any) error { return c.bind(v, srcParam) }
 // BindForm binds `form` fields from a urlencoded or multipart body (and defaults),
 // then validates (see Bind).
 func (c *Context) BindForm(v any) error { return c.bind(v, srcForm) }
-
-// Validate runs Config.Validator on v (nil when none is configured), with its
-// failure as Bind reports it: a 400 *HTTPError listing each field.
-func (c *Context) Validate(v any) error {
-	if c.server.cfg.Validator == nil {
-		return nil
-	}
-	if err := c.server.cfg.Validator.Validate(v); err != nil {
-		return bindFailure(validationFields(err), err)
-	}
-	return nil
-}
 
 const (
 	srcQuery = 1 << iota
@@ -150,7 +101,7 @@ func (c *Context) bind(v any, which int) error {
 		case mt != "":
 			which |= srcForm
 		case isJSONType(ct):
-			if err := c.BindJSON(v); err != nil {
+			if err := c.decodeJSON(v); err != nil {
 				// A value of the wrong type is a field like the others; anything
 				// else (malformed JSON, 413, 415) ends binding.
 				var te *json.UnmarshalTypeError
@@ -160,6 +111,18 @@ func (c *Context) bind(v any, which int) error {
 				fails = append(fails, FieldError{Field: te.Field, Source: "json", Value: te.Value,
 					Err: errors.New("cannot be a JSON " + te.Value + " (want " + te.Type.String() + ")")})
 			}
+		default:
+			// A body Bind cannot read is refused, not skipped (RFC 9110 §15.5.16),
+			// as Echo does; an unknown length that turns out empty is no body.
+			if c.req.ContentLength < 0 {
+				if b, err := c.Body(); err != nil {
+					return err
+				} else if len(b) == 0 {
+					break
+				}
+			}
+			return &HTTPError{Code: http.StatusUnsupportedMediaType,
+				Message: "Content-Type must be application/json, application/x-www-form-urlencoded or multipart/form-data"}
 		}
 	}
 	if which&srcForm != 0 && p.has[1] {
@@ -193,7 +156,7 @@ func (c *Context) bind(v any, which int) error {
 					}
 					continue
 				}
-				if vals := post[f.names[1]]; len(vals) > 0 {
+				if vals := f.present(post[f.names[1]], false); len(vals) > 0 {
 					if err := f.set(fv, vals); err != nil {
 						fails = append(fails, FieldError{Field: f.names[1], Source: "form", Value: vals[0], Err: err})
 					}
@@ -208,7 +171,7 @@ func (c *Context) bind(v any, which int) error {
 			if src == 1 || f.names[src] == "" || which&(1<<src) == 0 {
 				continue
 			}
-			buf = c.bindValues(buf[:0], src, f.names[src])
+			buf = f.present(c.bindValues(buf[:0], src, f.names[src]), src == 0)
 			if len(buf) == 0 {
 				continue
 			}
@@ -259,48 +222,6 @@ func isJSONType(ct string) bool {
 	return mt == "application/json" || strings.HasSuffix(mt, "+json")
 }
 
-func bindFailure(fails []FieldError, cause error) *HTTPError {
-	be := &BindError{Fields: fails}
-	if len(fails) == 0 { // a validator error we could not split
-		be.Fields = []FieldError{{Source: "validate", Err: cause}}
-	}
-	return &HTTPError{Code: http.StatusBadRequest, Message: "invalid request: " + be.Error(), Err: be}
-}
-
-// validationFields splits a validator's error into fields (see Validator).
-func validationFields(err error) []FieldError {
-	var be *BindError
-	if errors.As(err, &be) {
-		return be.Fields
-	}
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		var out []FieldError
-		for _, e := range j.Unwrap() {
-			out = append(out, validationFields(e)...)
-		}
-		return out
-	}
-	type fielder interface {
-		Field() string
-		Error() string
-	}
-	if rv := reflect.ValueOf(err); rv.Kind() == reflect.Slice {
-		var out []FieldError
-		for i := 0; i < rv.Len(); i++ {
-			if fe, ok := rv.Index(i).Interface().(fielder); ok {
-				out = append(out, FieldError{Field: fe.Field(), Source: "validate", Err: errors.New(fe.Error())})
-			}
-		}
-		if len(out) > 0 {
-			return out
-		}
-	}
-	if fe, ok := err.(fielder); ok {
-		return []FieldError{{Field: fe.Field(), Source: "validate", Err: err}}
-	}
-	return []FieldError{{Source: "validate", Err: err}}
-}
-
 // bindPlan is what Bind knows of a struct type; built once per type.
 type bindPlan struct {
 	fields []bindField
@@ -308,12 +229,32 @@ type bindPlan struct {
 }
 
 type bindField struct {
-	index  []int
-	goName string
-	names  [4]string // query, form, header, param
-	def    []string  // the default value, nil when none
-	set    setter
-	file   int8 // form file field: 1 *FileHeader, 2 []*FileHeader
+	index   []int
+	goName  string
+	names   [4]string // query, form, header, param
+	def     []string  // the default value, nil when none
+	set     setter
+	file    int8 // form file field: 1 *FileHeader, 2 []*FileHeader
+	boolish bool // a bool, *bool or []bool: an empty query value is true
+}
+
+// present returns the values of vals that bind f: none when every one is empty (an
+// empty value counts as absent, so the field keeps its default), except that for a
+// bool field from the query an empty value (a key without "=", "?debug") is true,
+// as QueryBool says.
+func (f *bindField) present(vals []string, query bool) []string {
+	for _, v := range vals {
+		if v != "" {
+			return vals
+		}
+	}
+	if len(vals) == 0 || !query || !f.boolish {
+		return nil
+	}
+	for i := range vals {
+		vals[i] = "true"
+	}
+	return vals
 }
 
 func (f *bindField) label() string {
@@ -378,6 +319,11 @@ func buildPlan(p *bindPlan, t reflect.Type, index []int) {
 				panic("celeris: Bind: field " + t.String() + "." + sf.Name + " has unsupported type " + sf.Type.String())
 			}
 			f.set = set
+			bt := sf.Type
+			if k := bt.Kind(); k == reflect.Pointer || k == reflect.Slice {
+				bt = bt.Elem()
+			}
+			f.boolish = bt.Kind() == reflect.Bool && !reflect.PointerTo(bt).Implements(textUnmarshalerType)
 			if hasDef {
 				f.def = []string{def}
 			}

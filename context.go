@@ -416,9 +416,18 @@ func (c *Context) BodyReader() io.Reader {
 	return bytes.NewReader(c.req.Body)
 }
 
-// BindJSON decodes the JSON request body into v. A wrong Content-Type gives a 415
-// HTTPError, malformed JSON a 400.
+// BindJSON decodes the JSON request body into v, then runs Config.Validator on v
+// as Bind does (see Validate). A wrong Content-Type gives a 415 HTTPError,
+// malformed JSON a 400, a failed validation Validate's 400.
 func (c *Context) BindJSON(v any) error {
+	if err := c.decodeJSON(v); err != nil {
+		return err
+	}
+	return c.Validate(v)
+}
+
+// decodeJSON is BindJSON without validation (Bind validates once, at its end).
+func (c *Context) decodeJSON(v any) error {
 	if ct := c.Header("Content-Type"); ct != "" {
 		mt, _, err := mime.ParseMediaType(ct)
 		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {

@@ -2,8 +2,10 @@ package celeris
 
 import (
 	"errors"
-	"fmt"
+	"log/slog"
 	"net/http"
+	"strconv"
+	"strings"
 
 	"github.com/celeris-dev/celeris/internal/bytesconv"
 	"github.com/celeris-dev/celeris/internal/h1"
@@ -15,7 +17,13 @@ import (
 type HTTPError struct {
 	Code    int    // HTTP status code
 	Message string // response body; http.StatusText(Code) when empty
-	Err     error  // internal cause, logged, never sent
+	// Err is the internal cause, never sent. DefaultErrorHandler logs it once: at
+	// Error level when Code is 5xx (a failed template, a wrapped server fault), at
+	// Debug level below (a client's bad input is not the server's fault, and
+	// logging each at Error would let clients flood the log); not when an error in
+	// its chain has a Logged() bool method that returns true (it was logged where
+	// it arose, as the recovery middleware's PanicError).
+	Err error
 }
 
 // NewHTTPError returns an HTTPError with the given status and message.
@@ -23,11 +31,17 @@ func NewHTTPError(code int, message string) *HTTPError {
 	return &HTTPError{Code: code, Message: message}
 }
 
+// Error is "code message: cause"; the cause is left out when the message already
+// holds its text (Bind's and BindJSON's messages quote their cause), so it is
+// never printed twice.
 func (e *HTTPError) Error() string {
+	msg := e.message()
 	if e.Err != nil {
-		return fmt.Sprintf("%d %s: %v", e.Code, e.message(), e.Err)
+		if cause := e.Err.Error(); !strings.Contains(msg, cause) {
+			return strconv.Itoa(e.Code) + " " + msg + ": " + cause
+		}
 	}
-	return fmt.Sprintf("%d %s", e.Code, e.message())
+	return strconv.Itoa(e.Code) + " " + msg
 }
 
 // Unwrap returns the internal cause.
@@ -69,13 +83,22 @@ var (
 type ErrorHandler func(c *Context, err error)
 
 // DefaultErrorHandler answers *HTTPError with its status and message, and any other
-// error with 500 (the error itself is logged, never sent).
+// error with 500 (the error itself is logged, never sent). An *HTTPError's Err is
+// logged as its doc says: Error level for 5xx, Debug level below.
 func DefaultErrorHandler(c *Context, err error) {
 	if c.Written() {
 		return
 	}
 	var he *HTTPError
 	if errors.As(err, &he) {
+		if he.Err != nil && !alreadyLogged(he.Err) {
+			level := slog.LevelDebug
+			if he.Code >= 500 {
+				level = slog.LevelError
+			}
+			c.server.logger.Log(c.Context(), level, "celeris: handler error", "method", c.Method(), "path", c.Path(),
+				"status", he.Code, "error", he.Err)
+		}
 		_ = c.Blob(he.Code, textPlain, bytesconv.S2B(he.message()))
 		return
 	}
@@ -86,6 +109,12 @@ func DefaultErrorHandler(c *Context, err error) {
 	}
 	c.server.logger.Error("celeris: handler error", "method", c.Method(), "path", c.Path(), "error", err)
 	_ = c.Blob(http.StatusInternalServerError, textPlain, bytesconv.S2B("Internal Server Error"))
+}
+
+// alreadyLogged reports whether err's chain says it was logged (see HTTPError.Err).
+func alreadyLogged(err error) bool {
+	var l interface{ Logged() bool }
+	return errors.As(err, &l) && l.Logged()
 }
 
 // textPlain is the Content-Type of the server's own answers; it replaces one the

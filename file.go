@@ -168,8 +168,10 @@ func (c *Context) serveFile(f fs.File, name string) error {
 	}
 	switch {
 	case res == rangeUnsatisfiable:
+		// RFC 9110 §15.5.17: 416 with "Content-Range: bytes */size"; the answer
+		// goes through the error handler, as 412's does.
 		c.SetHeader("Content-Range", "bytes */"+strconv.FormatInt(size, 10))
-		return c.Blob(http.StatusRequestedRangeNotSatisfiable, textPlain, []byte("Range Not Satisfiable"))
+		return NewHTTPError(http.StatusRequestedRangeNotSatisfiable, "")
 	case res == rangeOK && len(ranges) == 1:
 		r := ranges[0]
 		c.SetHeader("Content-Range", "bytes "+strconv.FormatInt(r.Start, 10)+"-"+strconv.FormatInt(r.End-1, 10)+"/"+strconv.FormatInt(size, 10))

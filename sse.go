@@ -16,7 +16,7 @@ type SSEWriter struct {
 type Event struct {
 	ID    string
 	Event string
-	Data  string // may hold several lines
+	Data  string // may hold several lines, ended by CRLF, LF or CR (each one data field)
 	Retry int    // reconnection time in milliseconds; 0: omitted
 }
 
@@ -47,14 +47,20 @@ func (s *SSEWriter) Send(e Event) error {
 		b = strconv.AppendInt(b, int64(e.Retry), 10)
 		b = append(b, '\n')
 	}
-	data := strings.ReplaceAll(e.Data, "\r\n", "\n")
+	// WHATWG HTML §9.2.5: a line ends at CRLF, a lone LF or a lone CR; each line
+	// of Data becomes one "data:" field, which the client joins with LF.
+	data := e.Data
 	for {
-		line, rest, more := strings.Cut(data, "\n")
-		b = appendField(b, "data", line)
-		if !more {
+		i := strings.IndexAny(data, "\r\n")
+		if i < 0 {
+			b = appendField(b, "data", data)
 			break
 		}
-		data = rest
+		b = appendField(b, "data", data[:i])
+		if data[i] == '\r' && i+1 < len(data) && data[i+1] == '\n' {
+			i++
+		}
+		data = data[i+1:]
 	}
 	b = append(b, '\n')
 	s.buf = b

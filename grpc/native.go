@@ -71,6 +71,7 @@ func (s *Server) ServeCeleris(c *celeris.Context) error {
 		remote:      c.RemoteAddr(),
 		tls:         c.TLS(),
 		body:        c.BodyReader(),
+		stopping:    c.ShuttingDown(),
 	}
 	fields := r.bufs.fields[:0]
 	c.VisitHeaders(func(k, v string) { fields = append(fields, field{lowerKey(k), v}) })

@@ -297,6 +297,9 @@ type request struct {
 	tls         *tls.ConnectionState
 	body        io.Reader
 	fields      []field // every header field (names lower case), borrowed
+	// stopping is closed when the Celeris server begins Shutdown (native
+	// path; nil under net/http).
+	stopping <-chan struct{}
 }
 
 // serve runs one RPC whose request passed the HTTP checks. parent is the
@@ -332,6 +335,15 @@ func (s *Server) serve(r *rpc, parent context.Context, req *request) {
 		r.finish(status.New(codes.Internal, err.Error()))
 		return
 	}
+	// A streaming RPC ends StreamShutdownGrace after the Celeris server began
+	// Shutdown (shutdown.go).
+	streaming := (known && m.stream != nil) || (!known && s.opts.unknownStream != nil)
+	watched := streaming && req.stopping != nil && s.opts.streamGrace >= 0
+	if watched {
+		var end func()
+		parent, end = s.endOnShutdown(parent, req.stopping)
+		defer end()
+	}
 	ctx := metadata.NewIncomingContext(parent, md)
 	p := &r.peer
 	p.Addr = req.remote
@@ -343,8 +355,8 @@ func (s *Server) serve(r *rpc, parent context.Context, req *request) {
 	ctx = grpc.NewContextWithServerTransportStream(ctx, r)
 	r.ctx = ctx
 	r.mr = msgReader{r: req.body, max: s.opts.maxRecv, buf: r.mr.buf, comp: comp}
-	if cancel != nil {
-		// A deadline also ends a read blocked on a silent client. The body
+	if cancel != nil || watched {
+		// A deadline (or shutdown) also ends a read blocked on a silent client. The body
 		// belongs to the request: once serve returns it is recycled, so the
 		// guard closes it only while the RPC lasts.
 		if cl, ok := req.body.(io.Closer); ok {
@@ -367,16 +379,26 @@ func (s *Server) serve(r *rpc, parent context.Context, req *request) {
 	}()
 	switch {
 	case !known && s.opts.unknownStream != nil:
-		r.finish(statusOf(s.runStream(r, nil, s.opts.unknownStream, &grpc.StreamServerInfo{
+		r.finish(streamStatus(ctx, s.runStream(r, nil, s.opts.unknownStream, &grpc.StreamServerInfo{
 			FullMethod: req.path, IsClientStream: true, IsServerStream: true})))
 	case !known:
 		r.finish(status.New(codes.Unimplemented, s.unknownMessage(req.path)))
 	case m.unary != nil:
 		r.finish(s.runUnary(r, m))
 	default:
-		r.finish(statusOf(s.runStream(r, m.impl, m.stream.Handler, &grpc.StreamServerInfo{
+		r.finish(streamStatus(ctx, s.runStream(r, m.impl, m.stream.Handler, &grpc.StreamServerInfo{
 			FullMethod: m.name, IsClientStream: m.stream.ClientStreams, IsServerStream: m.stream.ServerStreams})))
 	}
+}
+
+// streamStatus is the status a streaming handler's err ends the RPC with:
+// Unavailable when shutdown ended the stream and the handler failed (the health
+// Watch returns Canceled then), so that the client retries elsewhere.
+func streamStatus(ctx context.Context, err error) *status.Status {
+	if err != nil && endedByShutdown(ctx) {
+		return shutdownStatus
+	}
+	return statusOf(err)
 }
 
 // runUnary reads the request message, runs the handler and writes its reply.

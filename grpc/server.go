@@ -31,12 +31,21 @@
 // and the decompressed size) and the answer is compressed with it too, as
 // grpc-go's server does; an encoding not registered is answered Unimplemented
 // with grpc-accept-encoding, as the gRPC spec says.
+//
+// Shutdown of the Celeris server ends RPCs as grpc-go's GracefulStop does: its
+// HTTP/2 connections send GOAWAY, unary RPCs in flight finish, and streaming RPCs
+// get StreamShutdownGrace (default 0) before their context is cancelled, so that a
+// health Watch or another endless stream ends (Unavailable) instead of holding
+// Shutdown to its deadline (shutdown.go).
 package celerisgrpc
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
+	"time"
 
 	"google.golang.org/grpc"
 
@@ -49,6 +58,9 @@ type Server struct {
 	opts    options
 	methods map[string]*method // by full path, "/pkg.Service/Method"
 	info    map[string]grpc.ServiceInfo
+
+	stopMu sync.Mutex
+	stops  map[<-chan struct{}]context.Context // shutdownContext's, by ShuttingDown channel
 }
 
 // method is one registered RPC.
@@ -68,6 +80,7 @@ type options struct {
 	maxRecv       int
 	maxSend       int
 	unknownStream grpc.StreamHandler
+	streamGrace   time.Duration // StreamShutdownGrace
 }
 
 // DefaultMaxRecvMsgSize is the largest request message accepted unless

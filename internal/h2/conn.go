@@ -386,7 +386,9 @@ func (c *Conn) Busy() bool {
 
 // Shutdown starts a graceful close (RFC 9113 §6.8): GOAWAY NO_ERROR naming the
 // highest stream seen; streams in flight finish, later ones are ignored, and the
-// connection closes when none remains. Call on the loop.
+// connection closes when none remains but streams whose response is complete and
+// whose client still sends (those get RST_STREAM NO_ERROR: afterIO). Call on the
+// loop.
 func (c *Conn) Shutdown() {
 	if c.phase == phaseClosed || c.goingAway {
 		return
@@ -414,7 +416,13 @@ func (c *Conn) afterIO() {
 			c.runSendq()
 		}
 		c.grantConnCredit()
-		if c.goingAway && len(c.streams) == 0 && c.handlers == 0 && !c.hb.active {
+		if c.goingAway && len(c.streams) == c.draining && c.handlers == 0 && !c.hb.active {
+			// RFC 9113 §8.1: every response is complete; a client still sending a
+			// request body is asked to stop (RST_STREAM NO_ERROR), so that after
+			// GOAWAY it cannot hold the connection, and graceful shutdown, open.
+			for _, s := range c.streams {
+				c.resetStream(s, frame.ErrCodeNo)
+			}
 			c.phase = phaseClosed
 			c.flush()
 			c.nc.Close()

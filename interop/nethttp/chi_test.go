@@ -172,12 +172,23 @@ type playground struct{ v *validator.Validate }
 
 func (p playground) Validate(v any) error { return p.v.Struct(v) }
 
+// TestPlaygroundValidator: go-playground's field errors reach the error handler
+// typed (request name, tag, param, value), errors.As still finds
+// validator.ValidationErrors, and the default message uses the tag names.
 func TestPlaygroundValidator(t *testing.T) {
+	type item struct {
+		SKU string `json:"sku" validate:"required"`
+	}
 	type newTodo struct {
 		Title string `json:"title" validate:"required,min=3"`
 		Prio  int    `query:"prio" validate:"gte=1,lte=5"`
+		Items []item `json:"items" validate:"dive"`
 	}
-	base := start(t, celeris.Config{Validator: playground{validator.New()}}, func(s *celeris.Server) {
+	errc := make(chan error, 1)
+	base := start(t, celeris.Config{Validator: playground{validator.New()}, ErrorHandler: func(c *celeris.Context, err error) {
+		errc <- err
+		celeris.DefaultErrorHandler(c, err)
+	}}, func(s *celeris.Server) {
 		s.POST("/todos", func(c *celeris.Context) error {
 			var in newTodo
 			if err := c.Bind(&in); err != nil {
@@ -185,18 +196,51 @@ func TestPlaygroundValidator(t *testing.T) {
 			}
 			return c.String(201, in.Title)
 		})
+		s.POST("/json", func(c *celeris.Context) error {
+			var in newTodo
+			if err := c.BindJSON(&in); err != nil {
+				return err
+			}
+			return c.String(201, in.Title)
+		})
 	})
 	cl := clients()["h1"]
-	resp, err := cl.Post(base+"/todos?prio=9", "application/json", bytes.NewReader([]byte(`{"title":"x"}`)))
-	if err != nil {
-		t.Fatal(err)
+	for _, path := range []string{"/todos?prio=9", "/json?prio=9"} {
+		resp, err := cl.Post(base+path, "application/json", bytes.NewReader([]byte(`{"title":"x","items":[{"sku":"a"},{}]}`)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		err = <-errc
+		want := "invalid request: title must satisfy min=3; prio must satisfy lte=5; items[1].sku is required"
+		if path == "/json?prio=9" { // BindJSON binds the body only: prio stays 0
+			want = "invalid request: title must satisfy min=3; prio must satisfy gte=1; items[1].sku is required"
+		}
+		if resp.StatusCode != 400 || string(b) != want {
+			t.Errorf("%s: %d %q\nwant %q", path, resp.StatusCode, b, want)
+		}
+		var be *celeris.BindError
+		if !errors.As(err, &be) || len(be.Fields) != 3 {
+			t.Fatalf("%s: %#v", path, err)
+		}
+		f := be.Fields[0]
+		if f.Field != "title" || f.StructField != "Title" || f.Rule != "min" || f.Param != "3" || f.Value != "x" || f.Source != "validate" {
+			t.Errorf("%s: title field %+v", path, f)
+		}
+		if f := be.Fields[2]; f.Field != "items[1].sku" || f.StructField != "Items[1].SKU" || f.Rule != "required" {
+			t.Errorf("%s: nested field %+v", path, f)
+		}
+		var ve validator.ValidationErrors
+		if !errors.As(err, &ve) || len(ve) != 3 || ve[1].Tag() != be.Fields[1].Rule {
+			t.Errorf("%s: errors.As(validator.ValidationErrors): %v", path, err)
+		}
+		var fe validator.FieldError
+		if !errors.As(be.Fields[0], &fe) || fe.Param() != "3" {
+			t.Errorf("%s: errors.As(validator.FieldError): %v", path, be.Fields[0])
+		}
 	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != 400 || !strings.Contains(string(b), "'Title' failed on the 'min' tag") || !strings.Contains(string(b), "'Prio' failed on the 'lte' tag") {
-		t.Errorf("%d %q", resp.StatusCode, b)
-	}
-	resp, err = cl.Post(base+"/todos?prio=2", "application/json", bytes.NewReader([]byte(`{"title":"xyz"}`)))
+	resp, err := cl.Post(base+"/todos?prio=2", "application/json", bytes.NewReader([]byte(`{"title":"xyz"}`)))
 	if err != nil {
 		t.Fatal(err)
 	}

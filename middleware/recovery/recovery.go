@@ -72,6 +72,10 @@ type PanicError struct {
 
 func (e PanicError) Error() string { return fmt.Sprintf("panic: %v", e.Value) }
 
+// Logged reports true: the middleware logged the panic, so the server's
+// DefaultErrorHandler does not log it again (see celeris.HTTPError's Err).
+func (PanicError) Logged() bool { return true }
+
 // Unwrap returns the panic value when it is an error.
 func (e PanicError) Unwrap() error {
 	err, _ := e.Value.(error)

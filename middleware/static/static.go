@@ -285,8 +285,9 @@ func (s *server) serveFile(c *celeris.Context, name string, f fs.File, fi fs.Fil
 		case rangeUnsatisfiable:
 			c.SetHeader("Content-Range", "bytes */"+strconv.FormatInt(size, 10))
 			c.DelHeader("Accept-Ranges")
-			return c.Blob(http.StatusRequestedRangeNotSatisfiable, "text/plain; charset=utf-8",
-				[]byte(http.StatusText(http.StatusRequestedRangeNotSatisfiable)))
+			// The answer goes through the server's error handler, as
+			// celeris's own File does.
+			return celeris.NewHTTPError(http.StatusRequestedRangeNotSatisfiable, "")
 		}
 	}
 	if inMemory {
