@@ -42,14 +42,14 @@ func newServer() *celeris.Server {
 	return celeris.New(celeris.Config{Addr: "127.0.0.1:0", EventLoops: 1})
 }
 
-// proto is one way a client reaches the server.
-type proto struct {
+// protocol is one way a client reaches the server.
+type protocol struct {
 	name    string
 	version string // network.protocol.version the server should record
 	client  func() *http.Client
 }
 
-var protos = []proto{
+var protos = []protocol{
 	{name: "h1", version: "1.1", client: func() *http.Client {
 		tr := &http.Transport{}
 		tr.Protocols = new(http.Protocols)
