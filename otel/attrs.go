@@ -12,32 +12,47 @@ import (
 	"github.com/celeris-dev/celeris"
 )
 
-// method returns the value of http.request.method: the method when it is one
-// of the methods RFC 9110 §9 and RFC 5789 define (the constant, never the
-// request's own string), else "_OTHER" with ok false (semconv: the original
-// then goes in http.request.method_original).
-func method(m string) (v string, ok bool) {
+// methodSlots are the values of http.request.method: the methods RFC 9110
+// §9 and RFC 5789 define, then "_OTHER".
+var methodSlots = [...]string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut,
+	http.MethodDelete, http.MethodConnect, http.MethodOptions, http.MethodTrace, http.MethodPatch, "_OTHER"}
+
+// otherSlot is the slot of "_OTHER".
+const otherSlot = len(methodSlots) - 1
+
+// methodSlot returns m's index in methodSlots (otherSlot for a method
+// outside the set: methods are case-sensitive, RFC 9110 §9.1).
+func methodSlot(m string) int {
 	switch m {
 	case http.MethodGet:
-		return http.MethodGet, true
+		return 0
 	case http.MethodHead:
-		return http.MethodHead, true
+		return 1
 	case http.MethodPost:
-		return http.MethodPost, true
+		return 2
 	case http.MethodPut:
-		return http.MethodPut, true
+		return 3
 	case http.MethodDelete:
-		return http.MethodDelete, true
+		return 4
 	case http.MethodConnect:
-		return http.MethodConnect, true
+		return 5
 	case http.MethodOptions:
-		return http.MethodOptions, true
+		return 6
 	case http.MethodTrace:
-		return http.MethodTrace, true
+		return 7
 	case http.MethodPatch:
-		return http.MethodPatch, true
+		return 8
 	}
-	return "_OTHER", false
+	return otherSlot
+}
+
+// method returns the value of http.request.method (a constant, never the
+// request's own string) and whether m is in the set; when it is not, the
+// value is "_OTHER" and semconv puts the original in
+// http.request.method_original.
+func method(m string) (v string, known bool) {
+	i := methodSlot(m)
+	return methodSlots[i], i != otherSlot
 }
 
 // spanName is the HTTP server span's name (semconv "{method} {target}", the
@@ -55,30 +70,17 @@ func spanName(m string, known bool, route string) string {
 
 // spanNames caches the span names of each route pattern, so that a request
 // does not build its name. It holds one entry per pattern the router matched
-// (registered routes only: bounded), each with a name per method.
+// (registered routes only: bounded), each with a name per method slot.
 type spanNames struct{ m sync.Map } // route -> *[len(methodSlots)]string
 
-// methodSlots are the methods of the cached names; the last is "_OTHER".
-var methodSlots = [...]string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut,
-	http.MethodDelete, http.MethodConnect, http.MethodOptions, http.MethodTrace, http.MethodPatch, "_OTHER"}
-
-// name returns spanName(m, known, route), from the cache.
-func (n *spanNames) name(m string, known bool, route string) string {
-	slot := len(methodSlots) - 1
-	if known {
-		for i, v := range methodSlots[:slot] {
-			if v == m {
-				slot = i
-				break
-			}
-		}
-	}
+// name returns spanName for method slot and route, from the cache.
+func (n *spanNames) name(slot int, route string) string {
 	if v, ok := n.m.Load(route); ok {
 		return v.(*[len(methodSlots)]string)[slot]
 	}
 	var names [len(methodSlots)]string
 	for i, v := range methodSlots {
-		names[i] = spanName(v, i < len(methodSlots)-1, route)
+		names[i] = spanName(v, i != otherSlot, route)
 	}
 	v, _ := n.m.LoadOrStore(route, &names)
 	return v.(*[len(methodSlots)]string)[slot]

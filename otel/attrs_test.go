@@ -40,7 +40,7 @@ func TestSpanName(t *testing.T) {
 			t.Errorf("spanName(%q, %v, %q) = %q, want %q", tc.m, tc.known, tc.route, got, tc.want)
 		}
 		for range 2 { // filled, then from the cache
-			if got := cache.name(tc.m, tc.known, tc.route); got != tc.want {
+			if got := cache.name(methodSlot(tc.m), tc.route); got != tc.want {
 				t.Errorf("cached name(%q, %v, %q) = %q, want %q", tc.m, tc.known, tc.route, got, tc.want)
 			}
 		}

@@ -26,6 +26,10 @@ type server struct {
 	prop   propagation.TextMapPropagator
 	filter func(*celeris.Context) bool
 	names  spanNames
+	sets   seriesSets
+	// activeOpts are the attributes of http.server.active_requests, by
+	// method slot and b2i(https).
+	activeOpts [len(methodSlots)][2][]metric.AddOption
 	// startOpts are the span start options, built once: a variadic
 	// argument built per call would be allocated per request.
 	startOpts []trace.SpanStartOption
@@ -45,6 +49,12 @@ func Middleware(opts ...Option) celeris.MiddlewareFunc {
 		prop:      cfg.Propagators,
 		filter:    cfg.Filter,
 		startOpts: []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer)},
+	}
+	for i, m := range methodSlots {
+		for j, sch := range schemes {
+			s.activeOpts[i][j] = []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(
+				semconv.HTTPRequestMethodKey.String(m), semconv.URLSchemeKey.String(sch)))}
+		}
 	}
 	meter := cfg.MeterProvider.Meter(scopeName, metric.WithSchemaURL(semconv.SchemaURL))
 	var err error
@@ -77,31 +87,31 @@ func Middleware(opts ...Option) celeris.MiddlewareFunc {
 }
 
 // serve runs one request inside its span. Attributes are computed only for
-// a span that records, and metric attribute sets only for enabled
-// instruments: with a sampler that drops the request and no meter, the cost
-// is the propagator's look-ups, the span start (IDs and sampling decision),
-// one context and the clock reads.
+// a span that records, and metric attributes only for enabled instruments,
+// from sets cached per route, method and status: with a sampler that drops
+// the request and no meter, the cost is the propagator's look-ups, the span
+// start (IDs and sampling decision) and one context.
 func (s *server) serve(c *celeris.Context, next celeris.HandlerFunc) error {
 	if s.filter != nil && !s.filter(c) {
 		return next(c)
 	}
-	start := time.Now()
-	m, known := method(c.Method())
+	slot := methodSlot(c.Method())
 	route := c.RoutePattern()
 	ctx := s.prop.Extract(c.Context(), carrier{c})
-	ctx, span := s.tracer.Start(ctx, s.names.name(m, known, route), s.startOpts...)
+	ctx, span := s.tracer.Start(ctx, s.names.name(slot, route), s.startOpts...)
 	c.SetContext(ctx) // handlers' spans are children of this one
-	sch := scheme(c)
-	recording := span.IsRecording()
-	if recording {
+	https := c.Scheme() == "https"
+	r := request{c: c, span: span, recording: span.IsRecording(), slot: uint8(slot), https: https, route: route}
+	if r.recording {
 		var buf [14]attribute.KeyValue
-		span.SetAttributes(spanAttrs(buf[:0], c, m, known, route, sch)...)
+		span.SetAttributes(spanAttrs(buf[:0], c, methodSlots[slot], slot != otherSlot, route, schemes[b2i(https)])...)
 	}
-	r := request{c: c, span: span, recording: recording, m: m, route: route, sch: sch, start: start}
+	if s.duration.Enabled(ctx) {
+		r.start = time.Now() // the span keeps its own times
+	}
 	if s.active.Enabled(ctx) {
 		r.active = true
-		r.activeSet = attribute.NewSet(semconv.HTTPRequestMethodKey.String(m), semconv.URLSchemeKey.String(sch))
-		s.active.Add(ctx, 1, metric.WithAttributeSet(r.activeSet))
+		s.active.Add(ctx, 1, s.activeOpts[slot][b2i(https)]...)
 	}
 	done := false
 	defer func() {
@@ -116,15 +126,25 @@ func (s *server) serve(c *celeris.Context, next celeris.HandlerFunc) error {
 	return err
 }
 
+// schemes are the values of url.scheme, by b2i(https).
+var schemes = [2]string{"http", "https"}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 // request is what end needs of a request that serve started.
 type request struct {
 	c         *celeris.Context
 	span      trace.Span
 	recording bool
-	active    bool          // http.server.active_requests counted it
-	activeSet attribute.Set // with these attributes
-	m, route  string
-	sch       string
+	active    bool  // http.server.active_requests counted it
+	slot      uint8 // the method's index in methodSlots
+	https     bool
+	route     string // the pattern: the router's string, not the request's
 	start     time.Time
 }
 
@@ -132,7 +152,7 @@ type request struct {
 // it: once the span has ended, every measurement of the request is made.
 func (s *server) end(ctx context.Context, r *request, status int, err error) {
 	if r.active {
-		s.active.Add(context.WithoutCancel(ctx), -1, metric.WithAttributeSet(r.activeSet))
+		s.active.Add(context.WithoutCancel(ctx), -1, s.activeOpts[r.slot][b2i(r.https)]...)
 	}
 	s.record(ctx, r, status)
 	if r.recording {
@@ -159,28 +179,14 @@ func (s *server) record(ctx context.Context, r *request, status int) {
 	}
 	ctx = context.WithoutCancel(ctx) // the request's context may be cancelled already
 	c := r.c
-	var buf [7]attribute.KeyValue
-	kv := append(buf[:0],
-		semconv.HTTPRequestMethodKey.String(r.m),
-		semconv.URLSchemeKey.String(r.sch),
-		semconv.HTTPResponseStatusCodeKey.Int(status))
-	if r.route != "" {
-		kv = append(kv, semconv.HTTPRouteKey.String(r.route))
-	}
-	if v := protoVersion(c.Proto()); v != "" {
-		kv = append(kv, semconv.NetworkProtocolNameKey.String("http"), semconv.NetworkProtocolVersionKey.String(v))
-	}
-	if status >= 500 {
-		kv = append(kv, semconv.ErrorTypeKey.String(statusString(status)))
-	}
-	set := metric.WithAttributeSet(attribute.NewSet(kv...))
-	if dur {
-		s.duration.Record(ctx, time.Since(r.start).Seconds(), set)
+	opt := s.sets.get(seriesKey{route: r.route, status: status, slot: r.slot, https: r.https, proto: protoVersion(c.Proto())})
+	if dur && !r.start.IsZero() {
+		s.duration.Record(ctx, time.Since(r.start).Seconds(), opt...)
 	}
 	if n := c.ContentLength(); req && n >= 0 {
-		s.reqSize.Record(ctx, n, set)
+		s.reqSize.Record(ctx, n, opt...)
 	}
 	if resp {
-		s.respSize.Record(ctx, c.BytesWritten(), set)
+		s.respSize.Record(ctx, c.BytesWritten(), opt...)
 	}
 }
