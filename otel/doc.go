@@ -55,7 +55,9 @@
 // with http.request.method, url.scheme, http.response.status_code,
 // http.route, network.protocol.name and .version, and error.type for a 5xx
 // (active requests: method and scheme only). No attribute set is built
-// unless an instrument is enabled.
+// unless an instrument is enabled, and each is built once per route, method,
+// status and protocol (up to 4096 of them per middleware; beyond, per
+// request).
 //
 // # Propagation out
 //
@@ -71,6 +73,21 @@
 //
 // # Cost
 //
-// BenchmarkMiddleware: a GET through a whole server without a network.
-// COST_FIGURES
+// BenchmarkMiddleware serves a GET through a whole server without a network
+// (the protocols' seam, a writer that discards). Best of several runs,
+// 2026-11-28, branch otel (19656d1), go1.26.8, Intel Xeon, 2 vCPUs shared
+// with other work (load 5 to 9, so single runs vary up to 2x):
+//
+//	no middleware                          43 ns/op     0 B     0 allocs
+//	NeverSample, no-op meter              296 ns/op   144 B     2 allocs
+//	NeverSample, SDK meter (ManualReader)  2.0 µs/op  240 B     8 allocs
+//	AlwaysSample (no exporter), no-op     4.7 µs/op  4032 B   13 allocs
+//
+// A dropped request thus costs about 250 ns: the propagator's look-ups (two
+// header reads when the request carries no trace), the SDK's span start (IDs,
+// sampling decision, the non-recording span) and the context that holds it.
+// TestDroppedRequestAllocs keeps the budget at two allocations. On a real
+// connection the request context the protocol makes on first use
+// (c.Context(), one allocation; free when some other middleware or the
+// handler asks for it anyway) comes on top.
 package celerisotel
