@@ -15,8 +15,11 @@ const WebSocketSpanName = "WebSocket upgrade"
 // WebSocket wraps a WebSocket route handler (websocket.Handler,
 // websocket.Events, or a handler that calls websocket.Upgrade) in a span for
 // the upgrade: it starts before the handshake is checked and ends when the
-// handler returns, which is once the 101 (HTTP/1.1) or 200 (HTTP/2 extended
-// CONNECT, RFC 8441) is queued, not when the connection closes. Under
+// handler returns. On HTTP/1.1 that is once the 101 is queued: the
+// connection then lives on without the span. On HTTP/2 (extended CONNECT,
+// RFC 8441) the handler's goroutine serves the tunnel until it closes, so
+// this span, and the request's server span, last as long as the WebSocket
+// (status 200). Under
 // Middleware it is a child (kind internal) of the request's server span;
 // without it, it is the server span itself (kind server), continuing the
 // trace the request's headers carry.
