@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	"go.opentelemetry.io/otel/propagation"
 	semconv "go.opentelemetry.io/otel/semconv/v1.38.0"
 	"go.opentelemetry.io/otel/trace"
@@ -59,7 +60,8 @@ func Middleware(opts ...Option) celeris.MiddlewareFunc {
 	meter := cfg.MeterProvider.Meter(scopeName, metric.WithSchemaURL(semconv.SchemaURL))
 	var err error
 	// An instrument that cannot be made is reported to otel's error handler
-	// once; the SDK then returns a working no-op instrument.
+	// once; the SDK still returns a working instrument, and a provider that
+	// returns none gets a no-op one.
 	if s.duration, err = meter.Float64Histogram("http.server.request.duration",
 		metric.WithUnit("s"),
 		metric.WithDescription("Duration of HTTP server requests."),
@@ -80,6 +82,19 @@ func Middleware(opts ...Option) celeris.MiddlewareFunc {
 		metric.WithUnit("By"),
 		metric.WithDescription("Size of HTTP server response bodies.")); err != nil {
 		otel.Handle(err)
+	}
+	var noop metricnoop.Meter
+	if s.duration == nil {
+		s.duration, _ = noop.Float64Histogram("")
+	}
+	if s.active == nil {
+		s.active, _ = noop.Int64UpDownCounter("")
+	}
+	if s.reqSize == nil {
+		s.reqSize, _ = noop.Int64Histogram("")
+	}
+	if s.respSize == nil {
+		s.respSize, _ = noop.Int64Histogram("")
 	}
 	return func(next celeris.HandlerFunc) celeris.HandlerFunc {
 		return func(c *celeris.Context) error { return s.serve(c, next) }

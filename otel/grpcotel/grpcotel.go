@@ -19,11 +19,15 @@
 // The rpc.server.duration histogram (milliseconds) records every RPC with
 // rpc.system, rpc.service, rpc.method and rpc.grpc.status_code.
 //
-// The interceptors see what interceptors see: an RPC to a method no service
-// registered, or one refused before its handler (a bad grpc-timeout or
-// grpc-encoding), gets no span here (an HTTP span from celerisotel's
-// middleware on the route covers those), and a unary reply that fails to
-// encode after the handler returned is recorded with the handler's status.
+// An RPC to a method no service registered gets a span only when the server
+// has an UnknownServiceHandler (it runs through the stream interceptor): its
+// name and rpc.method are "_OTHER", with the path in rpc.method_original, so
+// that a client's made-up names do not make span names and metric series
+// unbounded. The interceptors see what interceptors see: an RPC refused before
+// its handler (an unknown method without that handler, a bad grpc-timeout or
+// grpc-encoding) gets no span here (an HTTP span from celerisotel's middleware
+// on the route covers those), and a unary reply that fails to encode after the
+// handler returned is recorded with the handler's status.
 // The options are celerisotel's (providers and propagators; WithFilter does
 // not apply).
 package grpcotel
@@ -39,6 +43,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	otelcodes "go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	"go.opentelemetry.io/otel/propagation"
 	semconv "go.opentelemetry.io/otel/semconv/v1.38.0"
 	"go.opentelemetry.io/otel/trace"
@@ -81,7 +86,10 @@ func newInstr(opts []celerisotel.Option) *instr {
 		metric.WithUnit("ms"),
 		metric.WithDescription("Duration of inbound RPCs."),
 		metric.WithExplicitBucketBoundaries(DurationBuckets...)); err != nil {
-		otel.Handle(err) // the SDK returns a working no-op instrument
+		otel.Handle(err) // the SDK still returns a working instrument
+	}
+	if in.duration == nil { // a provider that returns none
+		in.duration, _ = metricnoop.Meter{}.Float64Histogram("")
 	}
 	return in
 }
@@ -92,7 +100,7 @@ func newInstr(opts []celerisotel.Option) *instr {
 func UnaryServerInterceptor(opts ...celerisotel.Option) grpc.UnaryServerInterceptor {
 	in := newInstr(opts)
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
-		ctx, r := in.start(ctx, info.FullMethod)
+		ctx, r := in.start(ctx, info.FullMethod, true) // unknown methods have no unary handler
 		done := false
 		defer func() {
 			if !done { // the handler panicked: the server answers Internal
@@ -112,7 +120,9 @@ func UnaryServerInterceptor(opts ...celerisotel.Option) grpc.UnaryServerIntercep
 func StreamServerInterceptor(opts ...celerisotel.Option) grpc.StreamServerInterceptor {
 	in := newInstr(opts)
 	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
-		ctx, r := in.start(ss.Context(), info.FullMethod)
+		// The unknown-service handler runs without an implementation
+		// (celerisgrpc and grpc-go pass srv nil); a registered service has one.
+		ctx, r := in.start(ss.Context(), info.FullMethod, srv != nil)
 		done := false
 		defer func() {
 			if !done {
@@ -143,16 +153,26 @@ type rpc struct {
 }
 
 // start extracts the caller's trace context and starts the RPC's span.
-func (in *instr) start(ctx context.Context, full string) (context.Context, *rpc) {
+func (in *instr) start(ctx context.Context, full string, known bool) (context.Context, *rpc) {
 	r := &rpc{start: time.Now()}
-	r.service, r.method = split(full)
+	name := otherMethod
+	if known {
+		r.service, r.method = split(full)
+		name = strings.TrimPrefix(full, "/")
+	} else {
+		r.method = otherMethod
+	}
 	md, _ := metadata.FromIncomingContext(ctx)
 	ctx = in.prop.Extract(ctx, mdCarrier(md))
-	name := strings.TrimPrefix(full, "/")
 	ctx, r.span = in.tracer.Start(ctx, name, in.startOpts...)
 	if r.span.IsRecording() {
-		kv := []attribute.KeyValue{semconv.RPCSystemGRPC,
-			semconv.RPCServiceKey.String(r.service), semconv.RPCMethodKey.String(r.method)}
+		kv := []attribute.KeyValue{semconv.RPCSystemGRPC, semconv.RPCMethodKey.String(r.method)}
+		if known {
+			kv = append(kv, semconv.RPCServiceKey.String(r.service))
+		} else {
+			// The request's :path, borrowed: the span keeps a copy.
+			kv = append(kv, methodOriginalKey.String(strings.Clone(full)))
+		}
 		if a := md.Get(":authority"); len(a) > 0 {
 			host, port := splitHostPort(a[0])
 			kv = append(kv, semconv.ServerAddressKey.String(host))
@@ -170,14 +190,21 @@ func (in *instr) start(ctx context.Context, full string) (context.Context, *rpc)
 	return ctx, r
 }
 
+// otherMethod is rpc.method, and the span's name, of an RPC to a method no
+// service registered (served by the unknown-service handler): the request's
+// :path would make span names and metric series unbounded. The path goes in
+// rpc.method_original, on the span only.
+const otherMethod = "_OTHER"
+
+// methodOriginalKey is the attribute of an unknown method's full name.
+const methodOriginalKey = attribute.Key("rpc.method_original")
+
 // end records the RPC's outcome and duration and ends its span.
 func (in *instr) end(ctx context.Context, r *rpc, st *status.Status) {
 	code := st.Code()
 	if in.duration.Enabled(ctx) {
 		in.duration.Record(context.WithoutCancel(ctx), float64(time.Since(r.start))/float64(time.Millisecond),
-			metric.WithAttributes(semconv.RPCSystemGRPC,
-				semconv.RPCServiceKey.String(r.service), semconv.RPCMethodKey.String(r.method),
-				semconv.RPCGRPCStatusCodeKey.Int(int(code))))
+			metric.WithAttributes(rpcAttrs(r, code)...))
 	}
 	if r.span.IsRecording() {
 		r.span.SetAttributes(semconv.RPCGRPCStatusCodeKey.Int(int(code)))
@@ -186,6 +213,17 @@ func (in *instr) end(ctx context.Context, r *rpc, st *status.Status) {
 		}
 	}
 	r.span.End()
+}
+
+// rpcAttrs returns the attributes of r's duration: rpc.system, rpc.service
+// (absent for an unknown method), rpc.method and rpc.grpc.status_code.
+func rpcAttrs(r *rpc, code codes.Code) []attribute.KeyValue {
+	kv := make([]attribute.KeyValue, 0, 4)
+	kv = append(kv, semconv.RPCSystemGRPC, semconv.RPCMethodKey.String(r.method), semconv.RPCGRPCStatusCodeKey.Int(int(code)))
+	if r.service != "" {
+		kv = append(kv, semconv.RPCServiceKey.String(r.service))
+	}
+	return kv
 }
 
 // serverError reports whether code is a server error for the RPC semantic
@@ -198,16 +236,15 @@ func serverError(code codes.Code) bool {
 	return false
 }
 
-// split splits "/pkg.Service/Method" into rpc.service and rpc.method. The
-// full method name is the server's own string (the registered name), or the
-// request's :path for the unknown-service handler; the parts are copies
-// either way: spans outlive the request.
+// split splits "/pkg.Service/Method" into rpc.service and rpc.method. full
+// is a registered method's name (generated code's constant, or the server's
+// copy), which lives as long as the server: the parts are kept as they are.
 func split(full string) (service, method string) {
 	full = strings.TrimPrefix(full, "/")
 	if i := strings.LastIndexByte(full, '/'); i >= 0 {
-		return strings.Clone(full[:i]), strings.Clone(full[i+1:])
+		return full[:i], full[i+1:]
 	}
-	return strings.Clone(full), ""
+	return full, ""
 }
 
 // splitHostPort splits an authority or an address; the port is 0 when

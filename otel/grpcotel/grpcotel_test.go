@@ -106,18 +106,7 @@ func TestRPCSpans(t *testing.T) {
 		celerisgrpc.StreamInterceptor(grpcotel.StreamServerInterceptor(opts...)),
 	)
 	srv.RegisterService(&svc, struct{}{})
-	s := celeris.New(celeris.Config{Addr: "127.0.0.1:0", EventLoops: 1})
-	s.POST("/*rpc", srv.Handler())
-	errc := make(chan error, 1)
-	go func() { errc <- s.Start() }()
-	<-s.Ready()
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = s.Shutdown(ctx)
-		<-errc
-	}()
-	addr := s.Addr().String()
+	addr := serve(t, srv)
 	_, port, _ := net.SplitHostPort(addr)
 	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
@@ -245,4 +234,85 @@ func TestRPCSpans(t *testing.T) {
 func mustInt(s string) int64 {
 	n, _ := strconv.Atoi(s)
 	return int64(n)
+}
+
+// An RPC to a method no service registered, served by the unknown-service
+// handler: the span and the metric say "_OTHER", the span keeps the path.
+func TestUnknownMethod(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()), sdktrace.WithSpanProcessor(rec))
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	defer tp.Shutdown(context.Background())
+	srv := celerisgrpc.NewServer(
+		celerisgrpc.StreamInterceptor(grpcotel.StreamServerInterceptor(celerisotel.WithTracerProvider(tp), celerisotel.WithMeterProvider(mp))),
+		celerisgrpc.UnknownServiceHandler(func(any, grpc.ServerStream) error {
+			return status.Error(codes.Unimplemented, "nothing here")
+		}),
+	)
+	addr := serve(t, srv)
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, m := range []string{"/made.Up/One", "/made.Up/Two"} {
+		if err := conn.Invoke(ctx, m, wrapperspb.String("x"), new(wrapperspb.StringValue)); status.Code(err) != codes.Unimplemented {
+			t.Fatalf("%s: %v", m, err)
+		}
+	}
+	var spans []sdktrace.ReadOnlySpan
+	for deadline := time.Now().Add(5 * time.Second); len(spans) < 2 && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		spans = rec.Ended()
+	}
+	if len(spans) != 2 {
+		t.Fatalf("%d spans", len(spans))
+	}
+	for i, sp := range spans {
+		a := map[string]any{}
+		for _, kv := range sp.Attributes() {
+			a[string(kv.Key)] = kv.Value.AsInterface()
+		}
+		want := []string{"/made.Up/One", "/made.Up/Two"}[i]
+		if sp.Name() != "_OTHER" || a["rpc.method"] != "_OTHER" || a["rpc.method_original"] != want || a["rpc.service"] != nil {
+			t.Errorf("span %q attributes %v", sp.Name(), a)
+		}
+		if sp.Status().Code != otelcodes.Error { // Unimplemented is a server error
+			t.Errorf("status %v", sp.Status())
+		}
+	}
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if m.Name != "rpc.server.duration" {
+				continue
+			}
+			dps := m.Data.(metricdata.Histogram[float64]).DataPoints
+			if len(dps) != 1 || dps[0].Count != 2 {
+				t.Errorf("unknown methods make %d series (want 1 of count 2)", len(dps))
+			}
+		}
+	}
+}
+
+// serve serves srv on 127.0.0.1:0 until the test ends.
+func serve(t *testing.T, srv *celerisgrpc.Server) string {
+	t.Helper()
+	s := celeris.New(celeris.Config{Addr: "127.0.0.1:0", EventLoops: 1})
+	s.POST("/*rpc", srv.Handler())
+	errc := make(chan error, 1)
+	go func() { errc <- s.Start() }()
+	<-s.Ready()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = s.Shutdown(ctx)
+		<-errc
+	})
+	return s.Addr().String()
 }
