@@ -37,10 +37,16 @@ func start(t *testing.T, s *celeris.Server) string {
 	return s.Addr().String()
 }
 
-// newServer returns a server on 127.0.0.1:0.
-func newServer() *celeris.Server {
-	return celeris.New(celeris.Config{Addr: "127.0.0.1:0", EventLoops: 1})
+// newServer returns a server on 127.0.0.1:0, on the default engine.
+func newServer() *celeris.Server { return newServerOn(celeris.EngineAuto) }
+
+// newServerOn returns a server on 127.0.0.1:0 on engine e.
+func newServerOn(e celeris.Engine) *celeris.Server {
+	return celeris.New(celeris.Config{Addr: "127.0.0.1:0", EventLoops: 1, Engine: e})
 }
+
+// engines are the engines the socket tests run on.
+var engines = []celeris.Engine{celeris.EngineGnet, celeris.EngineStd}
 
 // protocol is one way a client reaches the server.
 type protocol struct {
