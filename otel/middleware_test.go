@@ -9,11 +9,13 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/baggage"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/celeris-dev/celeris"
@@ -264,6 +266,57 @@ func TestPropagationOut(t *testing.T) {
 		}
 		if b := h.Get("baggage"); b != "tenant=acme" {
 			t.Errorf("%s: baggage %q, want tenant=acme", how, b)
+		}
+	}
+}
+
+// Malformed trace context and baggage: the request is served, its span is a
+// new root, and nothing of the bad fields reaches the context.
+func TestMalformedPropagation(t *testing.T) {
+	tm := newTelemetry(t)
+	s := newServer()
+	s.Use(celerisotel.Middleware(celerisotel.WithTracerProvider(tm.tp), celerisotel.WithMeterProvider(tm.mp)))
+	s.GET("/p", func(c *celeris.Context) error {
+		return c.String(200, strconv.Itoa(baggage.FromContext(c.Context()).Len()))
+	})
+	addr := start(t, s)
+	client := protos[0].client()
+	for i, tc := range []struct{ traceparent, baggage string }{
+		{traceparent: "garbage", baggage: "=;=;"},
+		{traceparent: "00-00000000000000000000000000000000-00f067aa0ba902b7-01"}, // zero trace ID
+		{traceparent: "00-" + remoteTrace + "-0000000000000000-01"},              // zero span ID
+		{traceparent: "ff-" + remoteTrace + "-" + remoteSpan + "-01"},            // version ff is invalid
+		{traceparent: "00-" + strings.ToUpper(remoteTrace) + "-" + remoteSpan + "-01"},
+		{baggage: strings.Repeat("k=v,", 5000)}, // over the W3C limits
+		{baggage: "k=%zz"},
+	} {
+		req, _ := http.NewRequest("GET", "http://"+addr+"/p", nil)
+		if tc.traceparent != "" {
+			req.Header.Set("traceparent", tc.traceparent)
+		}
+		if tc.baggage != "" {
+			req.Header.Set("baggage", tc.baggage)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || string(body) != "0" {
+			t.Errorf("case %d: %d %q, want 200 and no baggage", i, resp.StatusCode, body)
+		}
+		var sp sdktrace.ReadOnlySpan
+		for deadline := time.Now().Add(5 * time.Second); sp == nil && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			if ended := tm.spans.Ended(); len(ended) > i {
+				sp = ended[i]
+			}
+		}
+		if sp == nil {
+			t.Fatalf("case %d: no span", i)
+		}
+		if sp.Parent().IsValid() {
+			t.Errorf("case %d: parent %v from a malformed traceparent", i, sp.Parent())
 		}
 	}
 }

@@ -3,6 +3,7 @@ package celerisotel
 import (
 	"context"
 	"net/http"
+	"strings"
 
 	"go.opentelemetry.io/otel/propagation"
 
@@ -18,7 +19,10 @@ const scopeName = otelcfg.ScopeName
 // members, baggage), and the span context outlives the request's buffers.
 type carrier struct{ c *celeris.Context }
 
-var _ propagation.TextMapCarrier = carrier{}
+var (
+	_ propagation.TextMapCarrier = carrier{}
+	_ propagation.ValuesGetter   = carrier{}
+)
 
 // Get returns the first value of the field key (a copy), "" when absent.
 func (h carrier) Get(key string) string {
@@ -26,6 +30,18 @@ func (h carrier) Get(key string) string {
 		return h.c.Clone(v)
 	}
 	return ""
+}
+
+// Values returns every value of the field key (copies), in order: W3C
+// baggage may come in several field lines.
+func (h carrier) Values(key string) []string {
+	var vs []string
+	h.c.VisitHeaders(func(name, value string) {
+		if strings.EqualFold(name, key) {
+			vs = append(vs, h.c.Clone(value))
+		}
+	})
+	return vs
 }
 
 // Set does nothing: a request's fields are read only.
