@@ -320,3 +320,28 @@ func TestMalformedPropagation(t *testing.T) {
 		}
 	}
 }
+
+// Baggage in several field lines (W3C Baggage §3.3.1 allows it): every
+// member reaches the context.
+func TestBaggageFieldLines(t *testing.T) {
+	tm := newTelemetry(t)
+	s := newServer()
+	s.Use(celerisotel.Middleware(celerisotel.WithTracerProvider(tm.tp), celerisotel.WithMeterProvider(tm.mp)))
+	s.GET("/b", func(c *celeris.Context) error {
+		b := baggage.FromContext(c.Context())
+		return c.String(200, b.Member("a").Value()+","+b.Member("b").Value())
+	})
+	addr := start(t, s)
+	req, _ := http.NewRequest("GET", "http://"+addr+"/b", nil)
+	req.Header.Add("baggage", "a=1")
+	req.Header.Add("baggage", "b=2")
+	resp, err := protos[0].client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(body) != "1,2" {
+		t.Errorf("baggage seen %q, want 1,2", body)
+	}
+}
