@@ -5,7 +5,7 @@
 // github.com/celeris-dev/celeris/grpc, per the RPC conventions.
 //
 //	s := celeris.New(celeris.Config{Addr: ":8080"})
-//	s.Use(recovery.New(), celerisotel.Middleware())
+//	s.Use(recovery.Default(), celerisotel.Middleware())
 //
 // It lives in a module of its own (github.com/celeris-dev/celeris/otel), so
 // that the core module keeps requiring gnet and golang.org/x only.
