@@ -35,6 +35,9 @@ func (h carrier) Get(key string) string {
 // Values returns every value of the field key (copies), in order: W3C
 // baggage may come in several field lines.
 func (h carrier) Values(key string) []string {
+	if h.c.Header(key) == "" { // the common case: absent
+		return nil
+	}
 	var vs []string
 	h.c.VisitHeaders(func(name, value string) {
 		if strings.EqualFold(name, key) {
