@@ -10,6 +10,12 @@
 // It lives in a module of its own (github.com/celeris-dev/celeris/otel), so
 // that the core module keeps requiring gnet and golang.org/x only.
 //
+// The attribute names are those of semconv v1.38.0 (the schema URL the
+// tracers and meters carry): its HTTP attributes are the stable ones, and it
+// is the last version with rpc.system, rpc.service and rpc.grpc.status_code,
+// which later versions, whose RPC conventions are still in development,
+// rename (rpc.system.name, rpc.response.status_code).
+//
 // # Spans
 //
 // Each request gets a server span named "{method} {route}" ("GET
