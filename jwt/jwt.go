@@ -84,8 +84,8 @@ type Config struct {
 	Lookup string
 	// Realm names the protection space in the challenge ["Restricted"].
 	Realm string
-	// Skipper lets a request through unchecked when it returns true [none].
-	Skipper func(c *celeris.Context) bool
+	// Skip lets a request through unchecked when it returns true [none].
+	Skip func(c *celeris.Context) bool
 
 	now func() time.Time // for tests
 }
@@ -152,7 +152,7 @@ func New(cfg Config) celeris.MiddlewareFunc {
 	missing := celeris.NewHTTPError(http.StatusUnauthorized, "missing bearer token")
 	return func(next celeris.HandlerFunc) celeris.HandlerFunc {
 		return func(c *celeris.Context) error {
-			if cfg.Skipper != nil && cfg.Skipper(c) {
+			if cfg.Skip != nil && cfg.Skip(c) {
 				return next(c)
 			}
 			raw := extract(c)

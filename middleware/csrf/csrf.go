@@ -59,9 +59,9 @@ type Config struct {
 	FormField string
 	// SameSite of the token cookie [http.SameSiteLaxMode].
 	SameSite http.SameSite
-	// Skipper lets a request through unchecked when it returns true (a webhook
+	// Skip lets a request through unchecked when it returns true (a webhook
 	// endpoint that authenticates by signature) [none].
-	Skipper func(c *celeris.Context) bool
+	Skip func(c *celeris.Context) bool
 }
 
 // TokenKey is the Context key of the request's token (token mode).
@@ -100,7 +100,7 @@ func New(cfg Config) celeris.MiddlewareFunc {
 	}
 	return func(next celeris.HandlerFunc) celeris.HandlerFunc {
 		return func(c *celeris.Context) error {
-			if cfg.Skipper != nil && cfg.Skipper(c) {
+			if cfg.Skip != nil && cfg.Skip(c) {
 				return next(c)
 			}
 			var token string

@@ -66,7 +66,7 @@ func TestMiddleware(t *testing.T) {
 	ok := func(c *celeris.Context) error { return c.String(200, "done") }
 	_, addr := mwtest.Start(t, func(s *celeris.Server) {
 		s.POST("/plain", ok, csrf.New(csrf.Config{TrustedOrigins: []string{"https://partner.example"}}))
-		s.POST("/hook", ok, csrf.New(csrf.Config{Skipper: func(c *celeris.Context) bool { return c.Header("X-Signature") != "" }}))
+		s.POST("/hook", ok, csrf.New(csrf.Config{Skip: func(c *celeris.Context) bool { return c.Header("X-Signature") != "" }}))
 	})
 	mwtest.Run(t, addr, func(t *testing.T, client *http.Client) {
 		for _, tt := range []struct {

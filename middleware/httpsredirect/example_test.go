@@ -26,7 +26,7 @@ func Example_hsts() {
 	s.Pre(httpsredirect.New(httpsredirect.Config{
 		HSTSMaxAge: 365 * 24 * time.Hour,
 		// The load balancer probes over plaintext.
-		Skipper: func(c *celeris.Context) bool { return c.Path() == "/healthz" },
+		Skip: func(c *celeris.Context) bool { return c.Path() == "/healthz" },
 	}))
 	s.GET("/healthz", func(c *celeris.Context) error { return c.NoContent(204) })
 	log.Fatal(s.Start())

@@ -16,7 +16,7 @@
 // HSTSMaxAge adds Strict-Transport-Security to the answers of the requests let
 // through over HTTPS (RFC 6797 §7.2: never on plaintext answers, where a network
 // attacker could forge or strip it), so that browsers go straight to HTTPS next
-// time instead of trusting a plaintext redirect. Skipper exempts requests (a health
+// time instead of trusting a plaintext redirect. Skip exempts requests (a health
 // check a load balancer sends over plaintext, an ACME HTTP-01 challenge).
 package httpsredirect
 
@@ -41,9 +41,9 @@ type Config struct {
 	// TrustForwardedProto lets requests carrying X-Forwarded-Proto: https through
 	// (a TLS-terminating proxy in front). [false]
 	TrustForwardedProto bool
-	// Skipper lets a plaintext request through unredirected when it returns true
+	// Skip lets a plaintext request through unredirected when it returns true
 	// [none].
-	Skipper func(c *celeris.Context) bool
+	Skip func(c *celeris.Context) bool
 	// HSTSMaxAge, when positive, adds Strict-Transport-Security with this max-age
 	// to every answer over HTTPS [0: none].
 	HSTSMaxAge time.Duration
@@ -76,7 +76,7 @@ func New(cfg Config) celeris.MiddlewareFunc {
 				}
 				return next(c)
 			}
-			if cfg.Skipper != nil && cfg.Skipper(c) {
+			if cfg.Skip != nil && cfg.Skip(c) {
 				return next(c)
 			}
 			host := c.Host()

@@ -99,9 +99,9 @@ func TestRedirect(t *testing.T) {
 	}
 }
 
-// Skipper exempts plaintext requests; HSTS goes on HTTPS answers (a TLS
+// Skip exempts plaintext requests; HSTS goes on HTTPS answers (a TLS
 // connection, or a trusted X-Forwarded-Proto) and never on plaintext ones.
-func TestSkipperAndHSTS(t *testing.T) {
+func TestSkipAndHSTS(t *testing.T) {
 	cert, err := selfcert.New("127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
@@ -109,7 +109,7 @@ func TestSkipperAndHSTS(t *testing.T) {
 	s := celeris.New(celeris.Config{Addr: "127.0.0.1:0", TLSAddr: "127.0.0.1:0",
 		TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert.TLS}}})
 	s.Pre(httpsredirect.New(httpsredirect.Config{
-		Skipper:    func(c *celeris.Context) bool { return c.Path() == "/healthz" },
+		Skip:       func(c *celeris.Context) bool { return c.Path() == "/healthz" },
 		HSTSMaxAge: 10 * time.Minute, HSTSIncludeSubdomains: true, TrustForwardedProto: true,
 	}))
 	s.GET("/*path", func(c *celeris.Context) error { return c.String(200, c.Scheme()) })

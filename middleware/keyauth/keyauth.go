@@ -52,8 +52,8 @@ type Config struct {
 	// ContextKey is the Context key of the accepted key's name ["apikey"];
 	// "-" stores nothing.
 	ContextKey string
-	// Skipper lets a request through unchecked when it returns true [none].
-	Skipper func(c *celeris.Context) bool
+	// Skip lets a request through unchecked when it returns true [none].
+	Skip func(c *celeris.Context) bool
 }
 
 // DefaultContextKey is Config.ContextKey's default.
@@ -113,7 +113,7 @@ func New(cfg Config) celeris.MiddlewareFunc {
 	}
 	return func(next celeris.HandlerFunc) celeris.HandlerFunc {
 		return func(c *celeris.Context) error {
-			if cfg.Skipper != nil && cfg.Skipper(c) {
+			if cfg.Skip != nil && cfg.Skip(c) {
 				return next(c)
 			}
 			key := extract(c)

@@ -22,7 +22,7 @@ func TestKeyAuth(t *testing.T) {
 		s.GET("/query", whoami, keyauth.New(keyauth.Config{Keys: keys, Lookup: "query:api_key"}))
 		s.GET("/cookie", whoami, keyauth.New(keyauth.Config{Keys: keys, Lookup: "cookie:key"}))
 		s.GET("/skip", whoami, keyauth.New(keyauth.Config{Keys: keys,
-			Skipper: func(c *celeris.Context) bool { return c.Header("X-Internal") == "1" }}))
+			Skip: func(c *celeris.Context) bool { return c.Header("X-Internal") == "1" }}))
 		s.GET("/validator", whoami, keyauth.New(keyauth.Config{
 			Validator: func(c *celeris.Context, key string) (string, bool, error) {
 				if key == "broken" {

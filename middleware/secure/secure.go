@@ -69,9 +69,9 @@ type Config struct {
 	CrossOriginEmbedderPolicy string
 	// PermissionsPolicy is Permissions-Policy ["-": none].
 	PermissionsPolicy string
-	// Skipper lets a request through without the headers when it returns true
+	// Skip lets a request through without the headers when it returns true
 	// [none].
-	Skipper func(c *celeris.Context) bool
+	Skip func(c *celeris.Context) bool
 }
 
 // NonceKey is the Context key under which the request's CSP nonce is stored.
@@ -127,7 +127,7 @@ func New(cfg Config) celeris.MiddlewareFunc {
 	}
 	return func(next celeris.HandlerFunc) celeris.HandlerFunc {
 		return func(c *celeris.Context) error {
-			if cfg.Skipper != nil && cfg.Skipper(c) {
+			if cfg.Skip != nil && cfg.Skip(c) {
 				return next(c)
 			}
 			for _, f := range static {

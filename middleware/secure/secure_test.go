@@ -45,7 +45,7 @@ func TestHeaders(t *testing.T) {
 			c.DelHeader("Cross-Origin-Resource-Policy")
 			return c.String(200, "ok")
 		}, secure.New(secure.Config{}))
-		s.GET("/skip", page, secure.New(secure.Config{Skipper: func(*celeris.Context) bool { return true }}))
+		s.GET("/skip", page, secure.New(secure.Config{Skip: func(*celeris.Context) bool { return true }}))
 	})
 	mwtest.Run(t, addr, func(t *testing.T, client *http.Client) {
 		url := "http://" + addr

@@ -73,9 +73,9 @@ type Config struct {
 	// Secure sets the cookie's Secure attribute on every answer [only on HTTPS
 	// answers: c.Scheme() == "https"]. The cookie is always HttpOnly.
 	Secure bool
-	// Skipper lets a request through without a session when it returns true
+	// Skip lets a request through without a session when it returns true
 	// [none].
-	Skipper func(c *celeris.Context) bool
+	Skip func(c *celeris.Context) bool
 
 	now func() time.Time // for tests
 }
@@ -140,7 +140,7 @@ func New(cfg Config) celeris.MiddlewareFunc {
 	}
 	return func(next celeris.HandlerFunc) celeris.HandlerFunc {
 		return func(c *celeris.Context) error {
-			if cfg.Skipper != nil && cfg.Skipper(c) {
+			if cfg.Skip != nil && cfg.Skip(c) {
 				return next(c)
 			}
 			s := &Session{m: m, c: c}
