@@ -84,7 +84,8 @@ func NewRateLimitStore(client goredis.UniversalClient, prefix string) *RateLimit
 
 // takeScript takes a token from the bucket KEYS[1] of rate ARGV[1] tokens per
 // second and size ARGV[2], on Redis's clock, in microseconds. It returns
-// {allowed (0/1), whole tokens left, µs until a token when refused, µs until full}.
+// {allowed (0/1), whole tokens left, µs until a token when refused, µs until
+// full, µs until one more whole token}.
 // Tokens are stored as a string to keep their fraction (Lua numbers returned to
 // Redis are truncated to integers).
 var takeScript = goredis.NewScript(`
@@ -109,9 +110,13 @@ else
   retry = math.ceil((1 - tokens) * 1000000 / rate)
 end
 local reset = math.ceil((burst - tokens) * 1000000 / rate)
+local nxt = 0
+if tokens < burst then
+  nxt = math.ceil((math.floor(tokens) + 1 - tokens) * 1000000 / rate)
+end
 redis.call('HSET', KEYS[1], 'tokens', string.format('%.17g', tokens), 'ts', string.format('%d', now))
 redis.call('PEXPIRE', KEYS[1], math.ceil(reset / 1000) + 1)
-return {allowed, math.floor(tokens), retry, reset}
+return {allowed, math.floor(tokens), retry, reset, nxt}
 `)
 
 // Take implements ratelimit.Store with one EVALSHA (EVAL when Redis does not
@@ -121,7 +126,7 @@ func (s *RateLimitStore) Take(ctx context.Context, key string, l ratelimit.Limit
 	if err != nil {
 		return ratelimit.Result{}, err
 	}
-	if len(vals) != 4 {
+	if len(vals) != 5 {
 		return ratelimit.Result{}, errors.New("celerisredis: unexpected script reply")
 	}
 	return ratelimit.Result{
@@ -129,5 +134,6 @@ func (s *RateLimitStore) Take(ctx context.Context, key string, l ratelimit.Limit
 		Remaining:  int(vals[1]),
 		RetryAfter: time.Duration(vals[2]) * time.Microsecond,
 		Reset:      time.Duration(vals[3]) * time.Microsecond,
+		Next:       time.Duration(vals[4]) * time.Microsecond,
 	}, nil
 }

@@ -193,9 +193,9 @@ func TestRateLimitStore(t *testing.T) {
 		rateLimit string
 	}{
 		{addr: a, status: 200, rateLimit: `"default";r=2;t=100`},
-		{addr: b, status: 200, rateLimit: `"default";r=1;t=200`},
-		{addr: a, status: 200, rateLimit: `"default";r=0;t=300`},
-		{addr: b, status: 429, rateLimit: `"default";r=0;t=300`},
+		{addr: b, status: 200, rateLimit: `"default";r=1;t=100`},
+		{addr: a, status: 200, rateLimit: `"default";r=0;t=100`},
+		{addr: b, status: 429, rateLimit: `"default";r=0;t=100`},
 	} {
 		resp, _ := do(t, client, "GET", "http://"+want.addr+"/")
 		if got := resp.Header.Get("RateLimit"); resp.StatusCode != want.status || got != want.rateLimit ||

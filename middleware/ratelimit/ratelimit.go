@@ -26,7 +26,7 @@
 // # Headers
 //
 // With RateLimitHeaders, every answer carries the fields of the IETF draft "RateLimit
-// header fields for HTTP" (draft-ietf-httpapi-ratelimit-headers-10 §3 and §4), both
+// header fields for HTTP" (draft-ietf-httpapi-ratelimit-headers-11 §3 and §4), both
 // Structured Field lists (RFC 9651) of one item named by PolicyName:
 //
 //	RateLimit-Policy: "default";q=20;w=4
@@ -34,7 +34,9 @@
 //
 // q (quota) is the burst and w (window) the seconds a drained bucket takes to
 // refill, so the policy reads "q requests per w seconds"; r is the whole tokens
-// left and t the seconds until the bucket is full again. With Headers, the older
+// left (the available quota) and t the effective window, the seconds within which
+// the client can use no more than r (§4.1.2): for a token bucket, until the next
+// token is back, rounded up. A refused answer's Retry-After equals its t. With Headers, the older
 // X-RateLimit-Limit (the burst), X-RateLimit-Remaining and X-RateLimit-Reset
 // (seconds until full) are sent as well.
 //
@@ -111,6 +113,7 @@ type Result struct {
 	Remaining  int           // whole tokens left after this request
 	RetryAfter time.Duration // until the next token, when refused
 	Reset      time.Duration // until the bucket is full
+	Next       time.Duration // until one more whole token is back (0 when full)
 }
 
 // New returns the middleware of a new Limiter.
@@ -228,7 +231,7 @@ func (l *Limiter) setRateLimit(c *celeris.Context, r Result) {
 	b := append(buf[:0], l.rlPrefix...)
 	b = strconv.AppendInt(b, int64(r.Remaining), 10)
 	b = append(b, ";t="...)
-	b = strconv.AppendInt(b, int64((r.Reset+time.Second-1)/time.Second), 10)
+	b = strconv.AppendInt(b, int64((r.Next+time.Second-1)/time.Second), 10)
 	c.SetHeaderBytes("RateLimit", b)
 }
 

@@ -122,6 +122,9 @@ func (m *MemoryStore) take(key []byte, l Limit) Result {
 		r.RetryAfter = time.Duration(math.Ceil((1 - tokens) / rate))
 	}
 	r.Reset = time.Duration(math.Ceil((burst - tokens) / rate))
+	if tokens < burst {
+		r.Next = time.Duration(math.Ceil((math.Floor(tokens) + 1 - tokens) / rate))
+	}
 	b.tokens, b.last, b.full = tokens, now, now+int64(r.Reset)
 	sh.mu.Unlock()
 	r.Remaining = int(tokens)

@@ -56,8 +56,8 @@ func TestRateLimitHeaders(t *testing.T) {
 			rateLimit string
 		}{
 			{status: 200, rateLimit: `"default";r=1;t=2`},
-			{status: 200, rateLimit: `"default";r=0;t=4`},
-			{status: 429, rateLimit: `"default";r=0;t=4`},
+			{status: 200, rateLimit: `"default";r=0;t=2`},
+			{status: 429, rateLimit: `"default";r=0;t=2`},
 		} {
 			resp, _ := mwtest.Get(t, client, "http://"+addr+"/", nil)
 			if resp.StatusCode != want.status || resp.Header.Get("RateLimit") != want.rateLimit ||
@@ -156,6 +156,28 @@ func TestClientIPKey(t *testing.T) {
 		}
 		if resp, _ := mwtest.Get(t, client, "http://"+tt.addr+"/", h); resp.StatusCode != tt.status {
 			t.Errorf("%s XFF %q: %d, want %d", tt.addr, tt.xff, resp.StatusCode, tt.status)
+		}
+	}
+}
+
+// Next is the time until one more whole token: the effective window of the
+// RateLimit field.
+func TestNext(t *testing.T) {
+	clk := newClock()
+	l := ratelimit.NewLimiter(ratelimit.WithClock(ratelimit.Config{Rate: 10, Burst: 5}, clk.now))
+	for i, tt := range []struct {
+		advance   time.Duration
+		remaining int
+		next      time.Duration
+	}{
+		{remaining: 4, next: 100 * time.Millisecond},                                // 4.0 left
+		{advance: 50 * time.Millisecond, remaining: 3, next: 50 * time.Millisecond}, // 3.5 left
+		{advance: 20 * time.Millisecond, remaining: 2, next: 30 * time.Millisecond}, // 2.7 left
+		{advance: time.Hour, remaining: 4, next: 100 * time.Millisecond},
+	} {
+		clk.advance(tt.advance)
+		if r := l.Allow("k"); r.Remaining != tt.remaining || r.Next < tt.next-time.Microsecond || r.Next > tt.next+time.Microsecond {
+			t.Errorf("step %d: %+v, want remaining %d next %v", i, r, tt.remaining, tt.next)
 		}
 	}
 }
