@@ -62,7 +62,9 @@ func startRedis(t *testing.T) *goredis.Client {
 	return client
 }
 
-func quiet() celeris.Config { return celeris.Config{Logger: slog.New(slog.DiscardHandler)} }
+var discard = slog.New(slog.DiscardHandler)
+
+func quiet() celeris.Config { return celeris.Config{Logger: discard} }
 
 func do(t *testing.T, client *http.Client, method, url string) (*http.Response, string) {
 	t.Helper()
@@ -178,8 +180,8 @@ func TestRateLimitStore(t *testing.T) {
 	store := celerisredis.NewRateLimitStore(rdb, "test:rl:")
 	ok := func(c *celeris.Context) error { return c.String(200, "ok") }
 	register := func(s *celeris.Server) {
-		s.GET("/", ok, ratelimit.New(ratelimit.Config{Rate: 0.01, Burst: 3, Store: store, RateLimitHeaders: true}))
-		s.GET("/open", ok, ratelimit.New(ratelimit.Config{Rate: 0.01, Burst: 3, Store: store, FailOpen: true,
+		s.GET("/", ok, ratelimit.New(ratelimit.Config{Rate: 0.01, Burst: 3, Store: store, RateLimitHeaders: true, Logger: discard}))
+		s.GET("/open", ok, ratelimit.New(ratelimit.Config{Rate: 0.01, Burst: 3, Store: store, FailOpen: true, Logger: discard,
 			KeyFunc: ratelimit.ByHeader("X-Key")}))
 	}
 	_, a := celeristest.Serve(t, quiet(), register)

@@ -20,8 +20,8 @@
 // Buckets live in a Store. The default is a MemoryStore per Limiter; Config.Store
 // takes another one, such as the Redis store of the module
 // github.com/celeris-dev/celeris/redis, whose buckets several server instances
-// share. A store that fails makes the request a 503 (its error goes to the server's
-// error handler, which logs it), or, with FailOpen, lets it through.
+// share. A store that fails makes the request a 503, or, with FailOpen, lets it
+// through; either way Config.Logger records the failure once per request.
 //
 // # Headers
 //
@@ -49,6 +49,7 @@ package ratelimit
 
 import (
 	"context"
+	"log/slog"
 	"math"
 	"net"
 	"net/http"
@@ -74,6 +75,9 @@ type Config struct {
 	Store Store
 	// FailOpen lets a request through when Store fails [false: 503].
 	FailOpen bool
+	// Logger receives one Error record per request whose Store call failed, with
+	// method, path and the error [slog.Default()].
+	Logger *slog.Logger
 	// Headers adds X-RateLimit-Limit, -Remaining and -Reset to every answer [false].
 	Headers bool
 	// RateLimitHeaders adds the IETF draft's RateLimit-Policy and RateLimit fields
@@ -136,6 +140,9 @@ func NewLimiter(cfg Config) *Limiter {
 	}
 	if cfg.now == nil {
 		cfg.now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
 	}
 	l := &Limiter{
 		limit:    Limit{Rate: cfg.Rate, Burst: cfg.Burst},
@@ -201,6 +208,8 @@ func (l *Limiter) Middleware() celeris.MiddlewareFunc {
 				}
 			}
 			if err != nil {
+				l.cfg.Logger.Error("ratelimit: store failed", "method", c.Method(), "path", c.Path(),
+					"fail_open", l.cfg.FailOpen, "error", err)
 				if l.cfg.FailOpen {
 					return next(c)
 				}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -87,10 +88,12 @@ func TestKeysAndStore(t *testing.T) {
 		}
 	}
 	quiet := celeris.Config{Logger: slog.New(slog.DiscardHandler)}
+	var logs syncBuffer
+	logger := slog.New(slog.NewTextHandler(&logs, nil))
 	_, addr := mwtest.StartConfig(t, quiet, func(s *celeris.Server) {
-		s.GET("/apikey", ok, ratelimit.New(ratelimit.Config{Rate: 0.001, Burst: 1, Store: store,
+		s.GET("/apikey", ok, ratelimit.New(ratelimit.Config{Rate: 0.001, Burst: 1, Store: store, Logger: logger,
 			KeyFunc: ratelimit.ByHeader("X-API-Key")}))
-		s.GET("/open", ok, ratelimit.New(ratelimit.Config{Rate: 0.001, Burst: 1, Store: store, FailOpen: true,
+		s.GET("/open", ok, ratelimit.New(ratelimit.Config{Rate: 0.001, Burst: 1, Store: store, FailOpen: true, Logger: logger,
 			KeyFunc: ratelimit.ByHeader("X-API-Key")}))
 		s.GET("/user", ok, auth, ratelimit.New(ratelimit.Config{Rate: 0.001, Burst: 1, Store: store,
 			KeyFunc: ratelimit.FirstOf(ratelimit.ByContextValue("user"), ratelimit.ByClientIP)}))
@@ -124,6 +127,27 @@ func TestKeysAndStore(t *testing.T) {
 			t.Errorf("%s %v: %d key %q, want %d %q", tt.path, tt.header, got, store.last(), tt.status, tt.key)
 		}
 	}
+	// One record per failed request: the 503 and the fail-open one.
+	if n := strings.Count(logs.String(), "ratelimit: store failed"); n != 2 || !strings.Contains(logs.String(), "store down") {
+		t.Errorf("%d records: %s", n, logs.String())
+	}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }
 
 // The default key is the client IP behind trusted proxies: clients behind the
