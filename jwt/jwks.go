@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	gjwt "github.com/golang-jwt/jwt/v5"
@@ -23,8 +24,9 @@ import (
 // KeySet is a JSON Web Key Set (RFC 7517 §5) fetched from a URL (an identity
 // provider's jwks_uri) and kept fresh:
 //
-//   - it is fetched again when older than RefreshInterval (by the first request
-//     that notices, while the others keep using the keys held), and
+//   - it is fetched again when older than RefreshInterval, in the background
+//     (started by the first request that notices; requests keep using the keys
+//     held meanwhile), and
 //   - a token whose kid is not in the set triggers a fetch right away, so that a
 //     provider's new signing key works from its first token; such fetches happen
 //     at most once per MinRefreshInterval, so tokens with made-up kids cannot make
@@ -44,7 +46,8 @@ type KeySet struct {
 	fetched   time.Time      // last successful fetch
 	attempted time.Time      // last fetch attempt
 
-	fetchMu sync.Mutex // one fetch at a time
+	fetchMu    sync.Mutex  // one fetch at a time
+	refreshing atomic.Bool // a background refresh is under way
 }
 
 // KeySetConfig configures a KeySet. Zero values mean the defaults in brackets.
@@ -164,11 +167,20 @@ func (ks *KeySet) Keyfunc(t *gjwt.Token) (any, error) {
 	k, ok := ks.lookup(kid)
 	canRetry := now.Sub(ks.attempted) >= ks.cfg.MinRefreshInterval
 	ks.mu.RUnlock()
-	if (stale || !ok) && canRetry && ks.cfg.URL != "" {
-		ks.refreshAfter(now)
-		ks.mu.RLock()
-		k, ok = ks.lookup(kid)
-		ks.mu.RUnlock()
+	if canRetry && ks.cfg.URL != "" {
+		switch {
+		case !ok: // a new key, maybe: fetch now and look again
+			ks.refreshAfter(now)
+			ks.mu.RLock()
+			k, ok = ks.lookup(kid)
+			ks.mu.RUnlock()
+		case stale && ks.refreshing.CompareAndSwap(false, true):
+			// The key is held: use it, and refresh behind the request.
+			go func() {
+				defer ks.refreshing.Store(false)
+				ks.refreshAfter(now)
+			}()
+		}
 	}
 	if !ok {
 		return nil, fmt.Errorf("jwt: no key with kid %q", kid)
