@@ -114,3 +114,21 @@ func TestNewPanics(t *testing.T) {
 		}()
 	}
 }
+
+func FuzzAuthToken(f *testing.F) {
+	f.Add("Bearer abc", "Bearer")
+	f.Add("bearer", "Bearer")
+	f.Add("Basic  x ", "Basic")
+	f.Fuzz(func(t *testing.T, header, scheme string) {
+		tok := keyauth.AuthToken(header, scheme)
+		if tok == "" {
+			return
+		}
+		if !strings.Contains(header, tok) || strings.HasPrefix(tok, " ") || strings.HasSuffix(tok, " ") {
+			t.Fatalf("AuthToken(%q, %q) = %q", header, scheme, tok)
+		}
+		if !strings.EqualFold(header[:len(scheme)], scheme) || header[len(scheme)] != ' ' {
+			t.Fatalf("AuthToken(%q, %q) = %q for another scheme", header, scheme, tok)
+		}
+	})
+}
