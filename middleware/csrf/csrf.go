@@ -187,7 +187,7 @@ func (cfg *Config) issue(c *celeris.Context) (token string, fromCookie bool) {
 	var b [tokenBytes]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
 	v := base64.RawURLEncoding.EncodeToString(b[:])
-	secure := strings.HasPrefix(name, "__Host-")
+	secure := strings.HasPrefix(name, "__Host-") || c.TLS() != nil || c.Scheme() == "https"
 	_ = c.SetCookie(&http.Cookie{Name: name, Value: v, Path: "/", HttpOnly: true, Secure: secure, SameSite: cfg.SameSite})
 	c.Set(TokenKey, v)
 	return v, false

@@ -1,6 +1,7 @@
 package csrf_test
 
 import (
+	"crypto/tls"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -8,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/celeris-dev/celeris"
+	"github.com/celeris-dev/celeris/internal/selfcert"
 	"github.com/celeris-dev/celeris/middleware/csrf"
 	"github.com/celeris-dev/celeris/middleware/internal/mwtest"
 )
@@ -177,5 +179,33 @@ func TestTrustedOriginPanics(t *testing.T) {
 			}()
 			csrf.New(csrf.Config{TrustedOrigins: []string{o}})
 		}()
+	}
+}
+
+// Over TLS the token cookie is __Host-csrf: Secure, Path=/, no Domain
+// (RFC 6265bis §4.1.3.2), and a POST echoing it passes.
+func TestTokenCookieOverTLS(t *testing.T) {
+	cert, err := selfcert.New("127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := mwtest.StartConfig(t, celeris.Config{TLSAddr: "127.0.0.1:0",
+		TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert.TLS}}}, func(s *celeris.Server) {
+		s.Use(csrf.New(csrf.Config{Token: true}))
+		s.GET("/form", func(c *celeris.Context) error { return c.String(200, csrf.Token(c)) })
+		s.POST("/submit", func(c *celeris.Context) error { return c.String(200, "accepted") })
+	})
+	jar, _ := cookiejar.New(nil)
+	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: cert.Pool()}, ForceAttemptHTTP2: true}
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: tr, Jar: jar}
+	base := "https://" + s.TLSAddr().String()
+	resp, token := mwtest.Get(t, client, base+"/form", nil)
+	sc := resp.Header.Get("Set-Cookie")
+	if !strings.HasPrefix(sc, "__Host-csrf="+token+"; Path=/; HttpOnly; Secure") || strings.Contains(sc, "Domain") || resp.ProtoMajor != 2 {
+		t.Fatalf("%s Set-Cookie %q", resp.Proto, sc)
+	}
+	if resp, body := mwtest.Do(t, client, "POST", base+"/submit", mwtest.H("X-CSRF-Token", token), nil); resp.StatusCode != 200 {
+		t.Errorf("POST with token: %d %q", resp.StatusCode, body)
 	}
 }

@@ -299,7 +299,8 @@ func (s *Session) Destroy() {
 // Save writes the session: the sealed cookie, or the Store's data and the ID
 // cookie. The middleware calls it when the handler returns without writing;
 // a handler that writes its answer must call it before. It must run before the
-// answer's header is written (ErrWritten).
+// answer's header is written (ErrWritten). Each Save adds a Set-Cookie field; the
+// client keeps the last one (RFC 6265 §5.3).
 func (s *Session) Save() error {
 	if s.c.Written() {
 		return ErrWritten

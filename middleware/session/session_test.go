@@ -3,6 +3,7 @@ package session_test
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/celeris-dev/celeris"
+	"github.com/celeris-dev/celeris/internal/selfcert"
 	"github.com/celeris-dev/celeris/middleware/internal/mwtest"
 	"github.com/celeris-dev/celeris/middleware/session"
 )
@@ -334,5 +336,32 @@ func TestMemoryStoreExpiry(t *testing.T) {
 	_ = s.Delete(ctx, "missing")
 	if n := s.Len(); n != 1 {
 		t.Errorf("Len %d", n)
+	}
+}
+
+// Over TLS the session cookie is Secure, and the session round-trips over
+// HTTP/2.
+func TestSecureCookieOverTLS(t *testing.T) {
+	cert, err := selfcert.New("127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := mwtest.StartConfig(t, celeris.Config{TLSAddr: "127.0.0.1:0",
+		TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert.TLS}}}, func(s *celeris.Server) {
+		s.Use(session.New(session.Config{Keys: [][]byte{key1}}))
+		s.POST("/inc", counter)
+		s.GET("/show", show)
+	})
+	jar, _ := cookiejar.New(nil)
+	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: cert.Pool()}, ForceAttemptHTTP2: true}
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: tr, Jar: jar}
+	base := "https://" + s.TLSAddr().String()
+	resp, _ := mwtest.Do(t, client, "POST", base+"/inc", nil, nil)
+	if sc := resp.Header.Get("Set-Cookie"); !strings.Contains(sc, "; Secure") || resp.ProtoMajor != 2 {
+		t.Fatalf("%s Set-Cookie %q", resp.Proto, sc)
+	}
+	if _, body := mwtest.Get(t, client, base+"/show", nil); !strings.HasPrefix(body, "1 ") {
+		t.Errorf("show: %q", body)
 	}
 }
