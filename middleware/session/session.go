@@ -198,7 +198,6 @@ func Get(c *celeris.Context) (*Session, error) {
 func (s *Session) load() error {
 	m := s.m
 	raw, err := s.c.Cookie(m.cfg.CookieName)
-	s.loaded = true
 	if err == nil && raw != "" {
 		var data []byte
 		var rotated bool
@@ -219,7 +218,7 @@ func (s *Session) load() error {
 				if m.sealer == nil {
 					r.ID = strings.Clone(raw) // raw is the request's, valid until the handler returns
 				}
-				s.id, s.values = r.ID, r.Values
+				s.id, s.values, s.loaded = r.ID, r.Values, true
 				if s.values == nil {
 					s.values = map[string]any{}
 				}
@@ -234,7 +233,7 @@ func (s *Session) load() error {
 			}
 		}
 	}
-	s.id, s.values, s.isNew, s.dirty = newID(), map[string]any{}, true, false
+	s.id, s.values, s.isNew, s.dirty, s.loaded = newID(), map[string]any{}, true, false, true
 	return nil
 }
 

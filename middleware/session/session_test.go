@@ -365,3 +365,40 @@ func TestSecureCookieOverTLS(t *testing.T) {
 		t.Errorf("show: %q", body)
 	}
 }
+
+type failingStore struct{}
+
+func (failingStore) Load(context.Context, string) ([]byte, error) {
+	return nil, errors.New("store down")
+}
+func (failingStore) Save(context.Context, string, []byte, time.Duration) error {
+	return errors.New("store down")
+}
+func (failingStore) Delete(context.Context, string) error { return errors.New("store down") }
+
+// A Store that fails: Get reports it every time (never a half-loaded session),
+// and the handler's error is a 500.
+func TestStoreFailure(t *testing.T) {
+	seconds := make(chan error, 1)
+	quiet := celeris.Config{Logger: slog.New(slog.DiscardHandler)}
+	_, addr := mwtest.StartConfig(t, quiet, func(s *celeris.Server) {
+		s.Use(session.New(session.Config{Store: failingStore{}}))
+		s.GET("/", func(c *celeris.Context) error {
+			if _, err := session.Get(c); err == nil {
+				return c.String(200, "first Get succeeded")
+			}
+			_, err := session.Get(c)
+			seconds <- err
+			return err
+		})
+	})
+	resp, body := mwtest.Get(t, mwtest.Client(t), "http://"+addr+"/", mwtest.H("Cookie", "session="+strings.Repeat("A", 43)))
+	var second error
+	select {
+	case second = <-seconds:
+	default:
+	}
+	if resp.StatusCode != 500 || second == nil || !strings.Contains(second.Error(), "store down") {
+		t.Errorf("%d %q, second Get: %v", resp.StatusCode, body, second)
+	}
+}
