@@ -28,7 +28,7 @@ import (
 // startRedis starts a redis-server of its own on a free 127.0.0.1 port, without
 // persistence, and stops it when the test ends. It skips the test when
 // redis-server is not installed.
-func startRedis(t *testing.T) *goredis.Client {
+func startRedis(t testing.TB) *goredis.Client {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
@@ -270,5 +270,18 @@ func TestRateLimitAtomic(t *testing.T) {
 	}
 	if n := rdb.Exists(ctx, "ratelimit:shared").Val(); n != 1 {
 		t.Errorf("default prefix: key missing")
+	}
+}
+
+// BenchmarkRateLimitTake: one EVALSHA round trip to a local redis-server.
+func BenchmarkRateLimitTake(b *testing.B) {
+	store := celerisredis.NewRateLimitStore(startRedis(b), "")
+	ctx := context.Background()
+	l := ratelimit.Limit{Rate: 1e6, Burst: 1e6}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := store.Take(ctx, "bench", l); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -205,3 +205,15 @@ func TestNext(t *testing.T) {
 		}
 	}
 }
+
+func BenchmarkMemoryTake(b *testing.B) {
+	m := ratelimit.NewMemoryStore(ratelimit.MemoryOptions{})
+	l := ratelimit.Limit{Rate: 1e9, Burst: 1e6}
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			_, _ = m.Take(ctx, "client-key", l)
+		}
+	})
+}

@@ -402,3 +402,16 @@ func TestStoreFailure(t *testing.T) {
 		t.Errorf("%d %q, second Get: %v", resp.StatusCode, body, second)
 	}
 }
+
+// BenchmarkSealOpen: one cookie store round trip of a small session value.
+func BenchmarkSealOpen(b *testing.B) {
+	keys := [][]byte{key1}
+	payload := bytes.Repeat([]byte("x"), 200)
+	b.ReportAllocs()
+	for b.Loop() {
+		v := session.Seal(keys, "session", payload)
+		if _, _, err := session.Open(keys, "session", v); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
