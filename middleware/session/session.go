@@ -6,11 +6,10 @@
 //     cookie, encrypted and authenticated with AES-GCM (crypto/aes, crypto/cipher),
 //     so the client can neither read nor change it. Keys rotate: the first key
 //     seals, every key opens, and a cookie opened by an older key is sealed again
-//     with the first on the same answer. Nothing is kept on the server, so a
+//     with the first when Get loads it. Nothing is kept on the server, so a
 //     session cannot be revoked before it expires (the expiry is inside the sealed
 //     value, not only in the cookie's Max-Age), and the encoded session must fit
-//     in a cookie (4096 bytes). A cookie sealed with an older key is sealed again
-//     with the first key when Get loads it.
+//     in a cookie (4096 bytes).
 //   - A server-side Store (Config.Store): the cookie holds a random 256-bit
 //     session ID and the data stays on the server: MemoryStore here, a Redis store
 //     in the module github.com/celeris-dev/celeris/redis. An ID the store does not
@@ -21,7 +20,7 @@
 // middleware saves a changed session when the handler returns without having
 // written its answer; a handler that writes its answer itself must call Save
 // before writing (the Set-Cookie field goes in the answer's header), or the
-// middleware returns ErrNotSaved to the error handler, which logs it.
+// change is lost and the middleware logs ErrNotSaved.
 //
 // Session fixation (OWASP): call Regenerate when the privilege level changes,
 // at login above all. It gives the session a new ID, keeping its values, and the
@@ -40,6 +39,7 @@ import (
 	"encoding/gob"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"net/http"
 	"slices"
@@ -73,6 +73,9 @@ type Config struct {
 	// Secure sets the cookie's Secure attribute on every answer [only on HTTPS
 	// answers: c.Scheme() == "https"]. The cookie is always HttpOnly.
 	Secure bool
+	// Logger receives one Error record per request whose changed session could
+	// not be saved because the handler wrote its answer first [slog.Default()].
+	Logger *slog.Logger
 	// Skip lets a request through without a session when it returns true
 	// [none].
 	Skip func(c *celeris.Context) bool
@@ -86,7 +89,7 @@ const ContextKey = "session"
 // Errors callers may branch on.
 var (
 	// ErrNotSaved: the handler changed the session and wrote its answer without
-	// calling Save, so the change was lost.
+	// calling Save, so the change was lost (logged by the middleware).
 	ErrNotSaved = errors.New("session: changed after the answer was written; call Save before writing")
 	// ErrWritten: Save was called after the answer's header was written.
 	ErrWritten = errors.New("session: Save after the answer was written")
@@ -138,6 +141,9 @@ func New(cfg Config) celeris.MiddlewareFunc {
 	if m.cfg.now == nil {
 		m.cfg.now = time.Now
 	}
+	if m.cfg.Logger == nil {
+		m.cfg.Logger = slog.Default()
+	}
 	return func(next celeris.HandlerFunc) celeris.HandlerFunc {
 		return func(c *celeris.Context) error {
 			if cfg.Skip != nil && cfg.Skip(c) {
@@ -150,9 +156,9 @@ func New(cfg Config) celeris.MiddlewareFunc {
 				return err
 			}
 			if c.Written() {
-				if err == nil {
-					return ErrNotSaved
-				}
+				// The change is lost; the error handler would not log an error
+				// returned after the answer, so it is logged here, once.
+				m.cfg.Logger.Error("session: not saved", "method", c.Method(), "path", c.Path(), "error", ErrNotSaved)
 				return err
 			}
 			if serr := s.Save(); serr != nil && err == nil {

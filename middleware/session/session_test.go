@@ -266,16 +266,18 @@ func TestStoreFixation(t *testing.T) {
 	}
 }
 
-// Changing the session and writing the answer without Save loses the change:
-// the error handler hears ErrNotSaved. Saving after writing is ErrWritten.
+// Changing the session and writing the answer without Save loses the change,
+// and the middleware logs it. Saving after writing is ErrWritten; a session too
+// large for a cookie is ErrTooLarge (500).
 func TestNotSaved(t *testing.T) {
 	errs := make(chan error, 4)
+	var logs syncBuffer
 	cfg := celeris.Config{Logger: slog.New(slog.DiscardHandler), ErrorHandler: func(c *celeris.Context, err error) {
 		errs <- err
 		celeris.DefaultErrorHandler(c, err)
 	}}
 	_, addr := mwtest.StartConfig(t, cfg, func(s *celeris.Server) {
-		s.Use(session.New(session.Config{Keys: [][]byte{key1}}))
+		s.Use(session.New(session.Config{Keys: [][]byte{key1}, Logger: slog.New(slog.NewTextHandler(&logs, nil))}))
 		s.GET("/forgot", func(c *celeris.Context) error {
 			s, _ := session.Get(c)
 			s.Set("x", 1)
@@ -301,7 +303,6 @@ func TestNotSaved(t *testing.T) {
 		status int
 		want   error
 	}{
-		{path: "/forgot", status: 200, want: session.ErrNotSaved},
 		{path: "/late", status: 200, want: session.ErrWritten},
 		{path: "/big", status: 500, want: session.ErrTooLarge},
 	} {
@@ -315,6 +316,32 @@ func TestNotSaved(t *testing.T) {
 			t.Errorf("%s: no error", tt.path)
 		}
 	}
+	// Forgetting Save: the answer goes out, and the middleware logs the loss once.
+	resp, _ := mwtest.Get(t, client, "http://"+addr+"/forgot", nil)
+	if resp.StatusCode != 200 || resp.Header.Get("Set-Cookie") != "" {
+		t.Errorf("/forgot: %d %q", resp.StatusCode, resp.Header.Get("Set-Cookie"))
+	}
+	// Once each for /late (its Save came too late) and /forgot.
+	if n := strings.Count(logs.String(), "session: not saved"); n != 2 || strings.Count(logs.String(), "path=/forgot") != 1 {
+		t.Errorf("%d records: %s", n, logs.String())
+	}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }
 
 func TestMemoryStoreExpiry(t *testing.T) {
