@@ -62,7 +62,7 @@ type Config struct {
 	// KeySet verifies tokens with the key their kid names (a JWKS).
 	KeySet *KeySet
 	// Keyfunc returns the key for a token, for anything else (golang-jwt's
-	// Keyfunc). Set Algorithms with it.
+	// Keyfunc). Algorithms must be set with it.
 	Keyfunc gjwt.Keyfunc
 	// Algorithms are the accepted alg values [by Key's type: HS256, HS384, HS512
 	// for []byte; RS256/384/512 and PS256/384/512 for RSA; ES256/384/512 for ECDSA;
@@ -100,13 +100,18 @@ const (
 // maxToken bounds the length of a token looked at.
 const maxToken = 8192
 
-// New returns the middleware. It panics when no key source is set or Lookup is
-// malformed.
+// New returns the middleware. It panics when no key source is set, when Keyfunc
+// comes without Algorithms, or when Lookup is malformed.
 func New(cfg Config) celeris.MiddlewareFunc {
 	keyfunc := cfg.Keyfunc
 	algs := cfg.Algorithms
 	switch {
 	case keyfunc != nil:
+		if len(algs) == 0 {
+			// Without a list any alg the token names would be tried with the
+			// key Keyfunc returns (RFC 8725 §3.1: use an allowlist).
+			panic("jwt: Config.Keyfunc needs Config.Algorithms")
+		}
 	case cfg.KeySet != nil:
 		keyfunc = cfg.KeySet.Keyfunc
 		if len(algs) == 0 {

@@ -177,3 +177,52 @@ func TestAlgorithms(t *testing.T) {
 		})
 	}
 }
+
+func TestNewPanics(t *testing.T) {
+	for name, cfg := range map[string]jwt.Config{
+		"no key":                {},
+		"Keyfunc without algs":  {Keyfunc: func(*gjwt.Token) (any, error) { return nil, nil }},
+		"unsupported key type":  {Key: "a string"},
+		"malformed Lookup":      {Key: []byte("k"), Lookup: "header"},
+		"unknown Lookup source": {Key: []byte("k"), Lookup: "form:x"},
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: New did not panic", name)
+				}
+			}()
+			jwt.New(cfg)
+		}()
+	}
+}
+
+// A Keyfunc with its algorithm list, and the token from a cookie.
+func TestKeyfuncAndCookie(t *testing.T) {
+	k := getKeys(t)
+	url := start(t, celeris.Config{}, jwt.New(jwt.Config{
+		Keyfunc:    func(*gjwt.Token) (any, error) { return k.hmac, nil },
+		Algorithms: []string{"HS256"},
+		Lookup:     "cookie:token",
+	}))
+	claims := gjwt.MapClaims{"sub": "carol", "role": "ops"}
+	for _, tt := range []struct {
+		method gjwt.SigningMethod
+		status int
+	}{
+		{method: gjwt.SigningMethodHS256, status: 200},
+		{method: gjwt.SigningMethodHS384, status: 401},
+	} {
+		req, _ := http.NewRequest("GET", url, nil)
+		req.AddCookie(&http.Cookie{Name: "token", Value: sign(t, tt.method, k.hmac, claims, nil)})
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tt.status || (tt.status == 200 && string(b) != "carol ops") {
+			t.Errorf("%s: %d %q", tt.method.Alg(), resp.StatusCode, b)
+		}
+	}
+}
