@@ -19,3 +19,6 @@ func ParseJWKSCount(b []byte) (int, error) {
 	k, a, err := parseJWKS(b)
 	return len(k) + len(a), err
 }
+
+// MaxAge exposes maxAge, for tests.
+var MaxAge = maxAge

@@ -14,6 +14,8 @@ import (
 	"math/big"
 	"net/http"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -44,6 +46,7 @@ type KeySet struct {
 	keys      map[string]jwk // by kid
 	anonymous []jwk          // keys without kid
 	fetched   time.Time      // last successful fetch
+	ttl       time.Duration  // how long that fetch stays fresh
 	attempted time.Time      // last fetch attempt
 
 	fetchMu    sync.Mutex  // one fetch at a time
@@ -57,7 +60,8 @@ type KeySetConfig struct {
 	// Client fetches it [an http.Client with a 10 s timeout].
 	Client *http.Client
 	// RefreshInterval is how long a fetched set is used before it is fetched
-	// again [1 hour].
+	// again; a shorter Cache-Control max-age in the answer (not below
+	// MinRefreshInterval) takes its place [1 hour].
 	RefreshInterval time.Duration
 	// MinRefreshInterval bounds fetches triggered by unknown kids [1 minute].
 	MinRefreshInterval time.Duration
@@ -107,7 +111,7 @@ func ParseKeySet(b []byte) (*KeySet, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &KeySet{cfg: KeySetConfig{now: time.Now}, keys: keys, anonymous: anon}, nil
+	return &KeySet{cfg: KeySetConfig{now: time.Now}, keys: keys, anonymous: anon, ttl: time.Duration(1<<63 - 1)}, nil
 }
 
 // Refresh fetches the set now. On error the keys held are kept.
@@ -150,10 +154,31 @@ func (ks *KeySet) fetch(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	ttl := ks.cfg.RefreshInterval
+	if age, ok := maxAge(resp.Header.Get("Cache-Control")); ok {
+		ttl = min(max(age, ks.cfg.MinRefreshInterval), ks.cfg.RefreshInterval)
+	}
 	ks.mu.Lock()
-	ks.keys, ks.anonymous, ks.fetched = keys, anon, now
+	ks.keys, ks.anonymous, ks.fetched, ks.ttl = keys, anon, now, ttl
 	ks.mu.Unlock()
 	return nil
+}
+
+// maxAge returns the max-age directive of a Cache-Control value (RFC 9111
+// §5.2.2.1), ok false without one or with a malformed one.
+func maxAge(cc string) (time.Duration, bool) {
+	for d := range strings.SplitSeq(cc, ",") {
+		name, v, _ := strings.Cut(strings.TrimSpace(d), "=")
+		if !strings.EqualFold(name, "max-age") {
+			continue
+		}
+		n, err := strconv.ParseInt(strings.Trim(v, `"`), 10, 64)
+		if err != nil || n < 0 {
+			return 0, false
+		}
+		return time.Duration(min(n, 1<<31)) * time.Second, true
+	}
+	return 0, false
 }
 
 // Keyfunc returns the key for t (golang-jwt's Keyfunc): the key its kid names,
@@ -163,7 +188,7 @@ func (ks *KeySet) Keyfunc(t *gjwt.Token) (any, error) {
 	alg, _ := t.Header["alg"].(string)
 	now := ks.cfg.now()
 	ks.mu.RLock()
-	stale := now.Sub(ks.fetched) > ks.cfg.RefreshInterval
+	stale := now.Sub(ks.fetched) > ks.ttl
 	k, ok := ks.lookup(kid)
 	canRetry := now.Sub(ks.attempted) >= ks.cfg.MinRefreshInterval
 	ks.mu.RUnlock()

@@ -42,10 +42,11 @@ func edJWK(kid string, k ed25519.PublicKey) map[string]any {
 
 // jwksServer serves a key set that the test replaces, and counts fetches.
 type jwksServer struct {
-	mu      sync.Mutex
-	keys    []map[string]any
-	fetches atomic.Int32
-	fail    atomic.Bool
+	mu           sync.Mutex
+	keys         []map[string]any
+	fetches      atomic.Int32
+	fail         atomic.Bool
+	cacheControl string
 }
 
 func (s *jwksServer) set(keys ...map[string]any) {
@@ -64,6 +65,9 @@ func (s *jwksServer) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
 	b, _ := json.Marshal(map[string]any{"keys": s.keys})
 	s.mu.Unlock()
 	w.Header().Set("Content-Type", "application/jwk-set+json")
+	if s.cacheControl != "" {
+		w.Header().Set("Cache-Control", s.cacheControl)
+	}
 	_, _ = w.Write(b)
 }
 
@@ -188,5 +192,67 @@ func FuzzParseJWKS(f *testing.F) {
 	f.Fuzz(func(t *testing.T, doc []byte) {
 		_, _ = jwt.ParseJWKSCount(doc)
 		_, _ = jwt.ParseKeySet(doc)
+	})
+}
+
+func TestMaxAge(t *testing.T) {
+	for _, tt := range []struct {
+		cc   string
+		want time.Duration
+		ok   bool
+	}{
+		{cc: "public, max-age=300", want: 300 * time.Second, ok: true},
+		{cc: "MAX-AGE=\"60\"", want: time.Minute, ok: true},
+		{cc: "no-cache"},
+		{cc: "max-age=-1"},
+		{cc: "max-age=abc"},
+		{cc: ""},
+	} {
+		if got, ok := jwt.MaxAge(tt.cc); got != tt.want || ok != tt.ok {
+			t.Errorf("maxAge(%q) = %v %v, want %v %v", tt.cc, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+// The provider's Cache-Control max-age shortens RefreshInterval: a known kid
+// past max-age starts a background refresh.
+func TestKeySetMaxAge(t *testing.T) {
+	k := getKeys(t)
+	provider := &jwksServer{cacheControl: "public, max-age=120"}
+	provider.set(rsaJWK("rsa-1", &k.rsa.PublicKey))
+	ts := httptest.NewServer(provider)
+	defer ts.Close()
+	clk := &fakeClock{t: time.Now()}
+	ks, err := jwt.NewKeySet(context.Background(), jwt.KeySetWithClock(jwt.KeySetConfig{URL: ts.URL}, clk.now))
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := start(t, celeris.Config{}, jwt.New(jwt.Config{KeySet: ks}))
+	auth := "Bearer " + sign(t, gjwt.SigningMethodRS256, k.rsa, gjwt.MapClaims{"sub": "x"}, map[string]any{"kid": "rsa-1"})
+	client := clients(t)["h1"]
+	clk.advance(90 * time.Second)
+	if code, _, _ := get(t, client, url, auth); code != 200 || provider.fetches.Load() != 1 {
+		t.Fatalf("fresh: %d, %d fetches", code, provider.fetches.Load())
+	}
+	clk.advance(60 * time.Second)
+	if code, _, _ := get(t, client, url, auth); code != 200 {
+		t.Fatalf("stale: %d", code)
+	}
+	for deadline := time.Now().Add(5 * time.Second); provider.fetches.Load() != 2 && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if n := provider.fetches.Load(); n != 2 {
+		t.Errorf("%d fetches after max-age, want 2", n)
+	}
+}
+
+func FuzzMaxAge(f *testing.F) {
+	f.Add("public, max-age=300")
+	f.Add(`max-age="1"`)
+	f.Add("max-age=99999999999999999999")
+	f.Fuzz(func(t *testing.T, cc string) {
+		if d, ok := jwt.MaxAge(cc); ok && (d < 0 || d > (1<<31)*time.Second) {
+			t.Fatalf("maxAge(%q) = %v", cc, d)
+		}
 	})
 }
