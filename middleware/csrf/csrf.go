@@ -19,13 +19,14 @@
 //
 // Token mode is the double-submit cookie: the middleware keeps a random 256-bit
 // token in a cookie (issued on the first request that has none) and Token returns
-// it, for a hidden form field or a header set by scripts; an unsafe request in case
-// 3 must send it back in the X-CSRF-Token header or the csrf_token form field, and
-// it is compared with the cookie in constant time. A cross-site attacker can make a
-// browser send the cookie but cannot read it, so cannot echo it. Serve the site
-// over HTTPS and keep the default cookie name's __Host- prefix (RFC 6265bis §4.1.3.2:
-// Secure, Path=/, no Domain) so that a sibling subdomain cannot plant a cookie of
-// its own.
+// it, for a hidden form field or a header set by scripts (the cookie is HttpOnly:
+// put the token in the page, e.g. a <meta> element, for scripts to read). An
+// unsafe request in case 3 must send it back in the X-CSRF-Token header or the
+// csrf_token form field, and it is compared with the cookie in constant time. A
+// cross-site attacker can make a browser send the cookie but cannot read it, so
+// cannot echo it. Serve the site over HTTPS and keep the default cookie name's
+// __Host- prefix (RFC 6265bis §4.1.3.2: Secure, Path=/, no Domain) so that a
+// sibling subdomain cannot plant a cookie of its own.
 //
 // Refused requests get 403 Forbidden through the server's error handler.
 package csrf
