@@ -27,6 +27,9 @@ func Example() {
 		claims := jwt.GetClaims(c).(jwt.MapClaims)
 		return c.JSON(200, map[string]any{"user": jwt.Subject(c), "scope": claims["scope"]})
 	})
+	api.DELETE("/orders/:id", func(c *celeris.Context) error {
+		return c.NoContent(204)
+	}, jwt.RequireScopes("orders:write")) // 403 insufficient_scope without it
 	log.Fatal(s.Start())
 }
 

@@ -226,3 +226,47 @@ func TestKeyfuncAndCookie(t *testing.T) {
 		}
 	}
 }
+
+func TestRequireScopes(t *testing.T) {
+	k := getKeys(t)
+	_, addr := celeristest.Serve(t, celeris.Config{Logger: slog.New(slog.DiscardHandler)}, func(s *celeris.Server) {
+		auth := jwt.New(jwt.Config{Key: k.hmac})
+		ok := func(c *celeris.Context) error { return c.String(200, "ok") }
+		s.GET("/read", ok, auth, jwt.RequireScopes("orders:read"))
+		s.GET("/write", ok, auth, jwt.RequireScopes("orders:read", "orders:write"))
+		s.GET("/noauth", ok, jwt.RequireScopes("x"))
+	})
+	tok := func(claims gjwt.MapClaims) string {
+		return "Bearer " + sign(t, gjwt.SigningMethodHS256, k.hmac, claims, nil)
+	}
+	const insufficient = `Bearer error="insufficient_scope", scope="orders:read orders:write"`
+	for proto, client := range clients(t) {
+		for _, tt := range []struct {
+			name, path, auth string
+			status           int
+			challenge        string
+		}{
+			{name: "scope string", path: "/read", auth: tok(gjwt.MapClaims{"scope": "profile orders:read"}), status: 200},
+			{name: "scp array", path: "/write", auth: tok(gjwt.MapClaims{"scp": []string{"orders:write", "orders:read"}}), status: 200},
+			{name: "scp string", path: "/read", auth: tok(gjwt.MapClaims{"scp": "orders:read"}), status: 200},
+			{name: "one missing", path: "/write", auth: tok(gjwt.MapClaims{"scope": "orders:read"}), status: 403, challenge: insufficient},
+			{name: "no scopes", path: "/write", auth: tok(gjwt.MapClaims{"sub": "x"}), status: 403, challenge: insufficient},
+			{name: "prefix is not a scope", path: "/read", auth: tok(gjwt.MapClaims{"scope": "orders:reader"}), status: 403,
+				challenge: `Bearer error="insufficient_scope", scope="orders:read"`},
+			{name: "without New", path: "/noauth", status: 401, challenge: "Bearer"},
+		} {
+			code, body, ch := get(t, client, "http://"+addr+tt.path, tt.auth)
+			if code != tt.status || ch != tt.challenge {
+				t.Errorf("%s %s: %d %q %q, want %d %q", proto, tt.name, code, body, ch, tt.status, tt.challenge)
+			}
+		}
+	}
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("a scope with a space was accepted")
+			}
+		}()
+		jwt.RequireScopes("a b")
+	}()
+}
