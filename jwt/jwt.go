@@ -14,7 +14,8 @@
 // Config.Issuer, Config.Audience and Config.RequireExpiry add checks. The verified
 // token and its claims go into the Context (Token, Claims, Subject); the subject is
 // also stored under SubjectKey, so ratelimit.ByContextValue(jwt.SubjectKey) limits
-// per user.
+// per user. RequireScopes, after New, checks the token's scopes (403
+// insufficient_scope).
 //
 // A request without a token gets 401 with
 //
