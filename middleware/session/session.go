@@ -17,10 +17,12 @@
 //     client cannot choose (fixate) an ID for someone else.
 //
 // A handler gets its session with Get, reads and changes values, and the
-// middleware saves a changed session when the handler returns without having
-// written its answer; a handler that writes its answer itself must call Save
-// before writing (the Set-Cookie field goes in the answer's header), or the
-// change is lost and the middleware logs ErrNotSaved.
+// middleware saves a changed session when the handler returns. When the session
+// needs a Set-Cookie field (always with the cookie store; with a Store, for a new,
+// regenerated or destroyed session), that field must go out in the answer's
+// header: a handler that writes its answer must call Save before writing, or the
+// change is lost and the middleware logs ErrNotSaved. A Store session the
+// client's cookie already names is saved after the answer too.
 //
 // Session fixation (OWASP): call Regenerate when the privilege level changes,
 // at login above all. It gives the session a new ID, keeping its values, and the
@@ -155,13 +157,19 @@ func New(cfg Config) celeris.MiddlewareFunc {
 			if !s.dirty {
 				return err
 			}
+			serr := s.Save()
 			if c.Written() {
-				// The change is lost; the error handler would not log an error
-				// returned after the answer, so it is logged here, once.
-				m.cfg.Logger.Error("session: not saved", "method", c.Method(), "path", c.Path(), "error", ErrNotSaved)
+				// The error handler drops errors returned after the answer, so a
+				// lost change is logged here, once.
+				if errors.Is(serr, ErrWritten) {
+					serr = ErrNotSaved
+				}
+				if serr != nil {
+					m.cfg.Logger.Error("session: not saved", "method", c.Method(), "path", c.Path(), "error", serr)
+				}
 				return err
 			}
-			if serr := s.Save(); serr != nil && err == nil {
+			if serr != nil && err == nil {
 				return serr
 			}
 			return err
@@ -302,16 +310,31 @@ func (s *Session) Destroy() {
 }
 
 // Save writes the session: the sealed cookie, or the Store's data and the ID
-// cookie. The middleware calls it when the handler returns without writing;
-// a handler that writes its answer must call it before. It must run before the
-// answer's header is written (ErrWritten). Each Save adds a Set-Cookie field; the
-// client keeps the last one (RFC 6265 §5.3).
+// cookie. The middleware calls it when the handler returns with the session
+// changed. A Set-Cookie field must go out with the answer's header, so Save must
+// run before the answer is written (else ErrWritten) — except with a Store for a
+// session the client's cookie already names (not new, not regenerated, not
+// destroyed), whose data is saved whenever. Each Save that sets the cookie adds a
+// Set-Cookie field; the client keeps the last one (RFC 6265 §5.3).
 func (s *Session) Save() error {
-	if s.c.Written() {
-		return ErrWritten
-	}
 	m := s.m
 	ctx := s.c.Context()
+	if s.c.Written() {
+		// With a Store, a session whose cookie already names its ID needs no
+		// Set-Cookie: its data can still be saved.
+		if m.cfg.Store == nil || s.isNew || s.oldID != "" || s.destroyed {
+			return ErrWritten
+		}
+		data, err := s.encode()
+		if err != nil {
+			return err
+		}
+		if err := m.cfg.Store.Save(ctx, s.id, data, m.cfg.MaxAge); err != nil {
+			return fmt.Errorf("session: save: %w", err)
+		}
+		s.dirty = false
+		return nil
+	}
 	if s.oldID != "" && m.cfg.Store != nil {
 		if err := m.cfg.Store.Delete(ctx, s.oldID); err != nil {
 			return fmt.Errorf("session: delete: %w", err)
@@ -325,18 +348,17 @@ func (s *Session) Save() error {
 		s.dirty = false
 		return s.c.SetCookie(ck)
 	}
-	var buf bytes.Buffer
-	expires := m.cfg.now().Add(m.cfg.MaxAge)
-	if err := gob.NewEncoder(&buf).Encode(record{ID: s.id, Expires: expires.Unix(), Values: s.values}); err != nil {
-		return fmt.Errorf("session: encode: %w (register custom types with gob.Register)", err)
+	data, err := s.encode()
+	if err != nil {
+		return err
 	}
 	if m.sealer != nil {
-		ck.Value = m.sealer.seal(m.cfg.CookieName, buf.Bytes())
+		ck.Value = m.sealer.seal(m.cfg.CookieName, data)
 		if len(ck.Name)+len(ck.Value) > maxCookie {
 			return ErrTooLarge
 		}
 	} else {
-		if err := m.cfg.Store.Save(ctx, s.id, buf.Bytes(), m.cfg.MaxAge); err != nil {
+		if err := m.cfg.Store.Save(ctx, s.id, data, m.cfg.MaxAge); err != nil {
 			return fmt.Errorf("session: save: %w", err)
 		}
 		ck.Value = s.id
@@ -344,6 +366,16 @@ func (s *Session) Save() error {
 	ck.MaxAge = int(m.cfg.MaxAge / time.Second)
 	s.dirty, s.destroyed = false, false
 	return s.c.SetCookie(ck)
+}
+
+// encode returns the session's record, expiring MaxAge from now.
+func (s *Session) encode() ([]byte, error) {
+	var buf bytes.Buffer
+	expires := s.m.cfg.now().Add(s.m.cfg.MaxAge)
+	if err := gob.NewEncoder(&buf).Encode(record{ID: s.id, Expires: expires.Unix(), Values: s.values}); err != nil {
+		return nil, fmt.Errorf("session: encode: %w (register custom types with gob.Register)", err)
+	}
+	return buf.Bytes(), nil
 }
 
 const idBytes = 32

@@ -442,3 +442,47 @@ func BenchmarkSealOpen(b *testing.B) {
 		}
 	}
 }
+
+// With a Store, a change to a session the cookie already names is saved even
+// after the handler wrote its answer (no Set-Cookie needed); a new or
+// regenerated session is not, and the loss is logged.
+func TestStoreSaveAfterWrite(t *testing.T) {
+	store := session.NewMemoryStore()
+	var logs syncBuffer
+	_, addr := mwtest.Start(t, func(s *celeris.Server) {
+		s.Use(session.New(session.Config{Store: store, Logger: slog.New(slog.NewTextHandler(&logs, nil))}))
+		s.POST("/inc", counter)
+		s.GET("/show", show)
+		s.POST("/write", func(c *celeris.Context) error {
+			sess, err := session.Get(c)
+			if err != nil {
+				return err
+			}
+			n, _ := sess.Get("n").(int)
+			sess.Set("n", n+10)
+			if c.Query("regenerate") != "" {
+				sess.Regenerate()
+			}
+			return c.String(200, "written first")
+		})
+	})
+	base := "http://" + addr
+	mwtest.Run(t, addr, func(t *testing.T, client *http.Client) {
+		client, _ = jarClient(t, client)
+		mwtest.Do(t, client, "POST", base+"/inc", nil, nil)
+		resp, _ := mwtest.Do(t, client, "POST", base+"/write", nil, nil)
+		if sc := resp.Header.Get("Set-Cookie"); sc != "" {
+			t.Errorf("Set-Cookie %q", sc)
+		}
+		if _, body := mwtest.Get(t, client, base+"/show", nil); !strings.HasPrefix(body, "11 ") {
+			t.Errorf("after a write-first change: %q", body)
+		}
+		mwtest.Do(t, client, "POST", base+"/write?regenerate=1", nil, nil)
+		if _, body := mwtest.Get(t, client, base+"/show", nil); !strings.HasPrefix(body, "11 ") {
+			t.Errorf("a regenerated session needs its cookie: %q", body)
+		}
+	})
+	if n := strings.Count(logs.String(), "session: not saved"); n != 2 {
+		t.Errorf("%d records, want one per protocol: %s", n, logs.String())
+	}
+}
