@@ -113,7 +113,7 @@ type Limiter struct {
 
 // Result is the outcome of taking a token.
 type Result struct {
-	Allowed    bool
+	Allowed    bool          // a token was taken: the request may proceed
 	Remaining  int           // whole tokens left after this request
 	RetryAfter time.Duration // until the next token, when refused
 	Reset      time.Duration // until the bucket is full

@@ -12,8 +12,8 @@ import (
 // Limit is the shape of a token bucket: it holds at most Burst tokens and refills
 // at Rate tokens per second.
 type Limit struct {
-	Rate  float64
-	Burst int
+	Rate  float64 // tokens added per second
+	Burst int     // the bucket's size: requests a key may make at once
 }
 
 // Store keeps token buckets by key. The Limiter calls Take once per request;
