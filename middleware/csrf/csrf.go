@@ -168,8 +168,10 @@ func Check(method, host, secFetchSite, origin string, trusted map[string]bool) V
 	if trusted[origin] {
 		return Allowed
 	}
-	// RFC 6454 §7.1: serialized-origin = scheme "://" host [ ":" port ], or "null".
-	if _, hostport, ok := strings.Cut(origin, "://"); ok && hostport != "" && strings.EqualFold(hostport, host) {
+	// RFC 6454 §7.1: serialized-origin = scheme "://" host [ ":" port ], or "null";
+	// its host and port must be the request's Host, compared as
+	// http.CrossOriginProtection does.
+	if u, err := url.Parse(origin); err == nil && u.Host == host {
 		return Allowed
 	}
 	return CrossOrigin

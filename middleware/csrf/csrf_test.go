@@ -32,7 +32,7 @@ func TestCheck(t *testing.T) {
 		{method: "DELETE", site: "cross-site", origin: "https://partner.example", want: csrf.Allowed},
 		{method: "POST", site: "cross-site", origin: "https://partner.example:8443", want: csrf.CrossOrigin},
 		{method: "POST", origin: "https://app.example", want: csrf.Allowed},
-		{method: "POST", origin: "http://APP.example", want: csrf.Allowed},
+		{method: "POST", origin: "http://APP.example", want: csrf.CrossOrigin},
 		{method: "PUT", origin: "https://evil.example", want: csrf.CrossOrigin},
 		{method: "POST", origin: "https://app.example:444", want: csrf.CrossOrigin},
 		{method: "POST", origin: "null", want: csrf.CrossOrigin},
@@ -46,11 +46,34 @@ func TestCheck(t *testing.T) {
 	}
 }
 
+// FuzzCheck compares Check with Go's http.CrossOriginProtection, which it
+// follows: a request Check refuses is one Go refuses, with the same trusted
+// origin.
 func FuzzCheck(f *testing.F) {
 	f.Add("POST", "a.example", "cross-site", "https://a.example")
 	f.Add("GET", "", "", "")
 	f.Add("POST", "a.example:1", "", "http://a.example:1")
+	f.Add("PUT", "a.example", "", "https://trusted.example")
+	f.Add("DELETE", "a.example", "same-site", "https://trusted.example")
+	f.Add("POST", "a.example", "", "http://a.example/path")
+	f.Add("POST", "A.example", "", "http://a.example")
+	const trustedOrigin = "https://trusted.example"
+	std := http.NewCrossOriginProtection()
+	if err := std.AddTrustedOrigin(trustedOrigin); err != nil {
+		f.Fatal(err)
+	}
+	trusted := map[string]bool{trustedOrigin: true}
 	f.Fuzz(func(t *testing.T, method, host, site, origin string) {
+		req := &http.Request{Method: method, Host: host, Header: http.Header{}}
+		if site != "" {
+			req.Header.Set("Sec-Fetch-Site", site)
+		}
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+		}
+		if got, goErr := csrf.Check(method, host, site, origin, trusted), std.Check(req); (got == csrf.CrossOrigin) != (goErr != nil) {
+			t.Fatalf("Check(%q, %q, %q, %q) = %d, http.CrossOriginProtection: %v", method, host, site, origin, got, goErr)
+		}
 		v := csrf.Check(method, host, site, origin, nil)
 		if method == "GET" && v != csrf.Allowed {
 			t.Fatalf("GET refused: %d", v)
