@@ -12,14 +12,22 @@
 // TrustForwardedProto so that requests the proxy received over HTTPS
 // (X-Forwarded-Proto: https) are not redirected again; only do so when every
 // request comes through that proxy, since a client can send the header itself.
+//
+// HSTSMaxAge adds Strict-Transport-Security to the answers of the requests let
+// through over HTTPS (RFC 6797 §7.2: never on plaintext answers, where a network
+// attacker could forge or strip it), so that browsers go straight to HTTPS next
+// time instead of trusting a plaintext redirect. Skip exempts requests (a health
+// check a load balancer sends over plaintext, an ACME HTTP-01 challenge).
 package httpsredirect
 
 import (
 	"net"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/celeris-dev/celeris"
+	"github.com/celeris-dev/celeris/middleware/secure"
 )
 
 // Config configures the middleware. Zero values mean the defaults in brackets.
@@ -33,6 +41,16 @@ type Config struct {
 	// TrustForwardedProto lets requests carrying X-Forwarded-Proto: https through
 	// (a TLS-terminating proxy in front). [false]
 	TrustForwardedProto bool
+	// Skip lets a plaintext request through unredirected when it returns true
+	// [none].
+	Skip func(c *celeris.Context) bool
+	// HSTSMaxAge, when positive, adds Strict-Transport-Security with this max-age
+	// to every answer over HTTPS [0: none].
+	HSTSMaxAge time.Duration
+	// HSTSIncludeSubdomains adds includeSubDomains to the HSTS value [false].
+	HSTSIncludeSubdomains bool
+	// HSTSPreload adds preload to the HSTS value [false].
+	HSTSPreload bool
 }
 
 // New returns the middleware.
@@ -45,12 +63,20 @@ func New(cfg Config) celeris.MiddlewareFunc {
 	if port == "443" {
 		port = ""
 	}
+	hsts := ""
+	if cfg.HSTSMaxAge > 0 {
+		hsts = secure.HSTS(cfg.HSTSMaxAge, cfg.HSTSIncludeSubdomains, cfg.HSTSPreload)
+	}
 	return func(next celeris.HandlerFunc) celeris.HandlerFunc {
 		return func(c *celeris.Context) error {
-			if c.Scheme() == "https" || c.TLS() != nil {
+			if c.Scheme() == "https" || c.TLS() != nil ||
+				cfg.TrustForwardedProto && strings.EqualFold(c.Header("X-Forwarded-Proto"), "https") {
+				if hsts != "" {
+					c.SetHeader("Strict-Transport-Security", hsts)
+				}
 				return next(c)
 			}
-			if cfg.TrustForwardedProto && strings.EqualFold(c.Header("X-Forwarded-Proto"), "https") {
+			if cfg.Skip != nil && cfg.Skip(c) {
 				return next(c)
 			}
 			host := c.Host()

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/celeris-dev/celeris"
+	"github.com/celeris-dev/celeris/celeristest"
 	"github.com/celeris-dev/celeris/internal/selfcert"
 	"github.com/celeris-dev/celeris/middleware/httpsredirect"
 )
@@ -95,5 +96,55 @@ func TestRedirect(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusPermanentRedirect {
 		t.Fatalf("X-Forwarded-Proto without TrustForwardedProto: %d", resp.StatusCode)
+	}
+}
+
+// Skip exempts plaintext requests; HSTS goes on HTTPS answers (a TLS
+// connection, or a trusted X-Forwarded-Proto) and never on plaintext ones.
+func TestSkipAndHSTS(t *testing.T) {
+	cert, err := selfcert.New("127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := celeris.New(celeris.Config{Addr: "127.0.0.1:0", TLSAddr: "127.0.0.1:0",
+		TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert.TLS}}})
+	s.Pre(httpsredirect.New(httpsredirect.Config{
+		Skip:       func(c *celeris.Context) bool { return c.Path() == "/healthz" },
+		HSTSMaxAge: 10 * time.Minute, HSTSIncludeSubdomains: true, TrustForwardedProto: true,
+	}))
+	s.GET("/*path", func(c *celeris.Context) error { return c.String(200, c.Scheme()) })
+	plain := "http://" + celeristest.Start(t, s)
+	secureURL := "https://" + s.TLSAddr().String()
+	noFollow := &http.Client{Timeout: 10 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: cert.Pool()}, ForceAttemptHTTP2: true}
+	defer tr.CloseIdleConnections()
+	tlsClient := &http.Client{Transport: tr, Timeout: 10 * time.Second}
+	const hsts = "max-age=600; includeSubDomains"
+	for _, tt := range []struct {
+		name   string
+		client *http.Client
+		url    string
+		header string
+		status int
+		hsts   string
+	}{
+		{name: "skipped", client: noFollow, url: plain + "/healthz", status: 200},
+		{name: "redirected", client: noFollow, url: plain + "/a", status: 308},
+		{name: "tls", client: tlsClient, url: secureURL + "/a", status: 200, hsts: hsts},
+		{name: "tls skipper path", client: tlsClient, url: secureURL + "/healthz", status: 200, hsts: hsts},
+		{name: "forwarded https", client: noFollow, url: plain + "/a", header: "https", status: 200, hsts: hsts},
+	} {
+		req, _ := http.NewRequest("GET", tt.url, nil)
+		if tt.header != "" {
+			req.Header.Set("X-Forwarded-Proto", tt.header)
+		}
+		resp, err := tt.client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tt.status || resp.Header.Get("Strict-Transport-Security") != tt.hsts {
+			t.Errorf("%s: %d HSTS %q, want %d %q", tt.name, resp.StatusCode, resp.Header.Get("Strict-Transport-Security"), tt.status, tt.hsts)
+		}
 	}
 }

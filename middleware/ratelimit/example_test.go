@@ -4,6 +4,7 @@ import (
 	"log"
 
 	"github.com/celeris-dev/celeris"
+	"github.com/celeris-dev/celeris/middleware/basicauth"
 	"github.com/celeris-dev/celeris/middleware/ratelimit"
 )
 
@@ -23,5 +24,20 @@ func Example_keyFunc() {
 		KeyFunc: func(c *celeris.Context) string { return c.Header("X-API-Key") },
 	}))
 	api.GET("/items", func(c *celeris.Context) error { return c.JSON(200, []string{}) })
+	log.Fatal(s.Start())
+}
+
+// Limit logged-in users by name and everyone else by client IP, behind a load
+// balancer at 10.0.0.0/8, with the IETF RateLimit and RateLimit-Policy fields.
+func Example_byUser() {
+	s := celeris.New(celeris.Config{Addr: ":8080", TrustedProxies: celeris.MustParsePrefixes("10.0.0.0/8")})
+	s.Use(basicauth.New(basicauth.Config{Users: map[string]string{"alice": "s3cret"}}))
+	s.Use(ratelimit.New(ratelimit.Config{
+		Rate:             2,
+		Burst:            20,
+		KeyFunc:          ratelimit.FirstOf(ratelimit.ByContextValue("user"), ratelimit.ByClientIP),
+		RateLimitHeaders: true,
+	}))
+	s.GET("/", func(c *celeris.Context) error { return c.String(200, "hello") })
 	log.Fatal(s.Start())
 }

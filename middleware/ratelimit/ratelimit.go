@@ -1,39 +1,64 @@
-// Package ratelimit limits request rates per client with token buckets.
+// Package ratelimit limits request rates per key with token buckets.
 //
 // Each key (by default the client's IP address) has a bucket of Burst tokens that
 // refills at Rate tokens per second. A request takes one token; with none left it is
 // refused with 429 Too Many Requests (RFC 6585 §4) and a Retry-After header giving
-// the seconds, rounded up, until a token is back (RFC 9110 §10.2.3). With Headers
-// set, every answer also carries X-RateLimit-Limit (the burst),
-// X-RateLimit-Remaining (tokens left) and X-RateLimit-Reset (seconds until the
-// bucket is full again).
+// the seconds, rounded up, until a token is back (RFC 9110 §10.2.3).
 //
-// Buckets live in a map split into shards, each behind its own mutex, so that
-// concurrent requests for different keys rarely wait for each other. There is no
-// janitor goroutine: a bucket that has refilled completely is the same as no bucket,
-// so each shard, at most once per SweepInterval, drops its full buckets while it
-// holds its lock for a request. Memory therefore follows the number of clients seen
-// within about SweepInterval plus Burst/Rate seconds.
+// # Keys
 //
-// Cost: one clock read and one map lookup under a shard lock per request. With the
-// default key (the client IP) nothing is allocated except when a new client's
-// bucket is created; a KeyFunc returning a fresh string allocates that string.
+// The default key is the client's IP address as c.ClientIP() finds it: the peer's
+// address, or, from a proxy in Config.TrustedProxies, the client address the
+// proxies recorded in Forwarded or X-Forwarded-For (a client cannot choose its
+// bucket by sending those headers itself). KeyFunc picks another key: ByHeader for
+// an API key, ByContextValue for the user an authentication middleware stored
+// (basicauth's "user", keyauth's "apikey", jwt's subject), FirstOf to fall back
+// from one to the next (a user's bucket when logged in, the IP's otherwise).
 //
-// Behind a reverse proxy every request comes from the proxy's address: give a
-// KeyFunc that reads the client address the proxy sets (and trust only that proxy).
+// # Stores
+//
+// Buckets live in a Store. The default is a MemoryStore per Limiter; Config.Store
+// takes another one, such as the Redis store of the module
+// github.com/celeris-dev/celeris/redis, whose buckets several server instances
+// share. A store that fails makes the request a 503, or, with FailOpen, lets it
+// through; either way Config.Logger records the failure once per request.
+//
+// # Headers
+//
+// With RateLimitHeaders, every answer carries the fields of the IETF draft "RateLimit
+// header fields for HTTP" (draft-ietf-httpapi-ratelimit-headers-11 §3 and §4), both
+// Structured Field lists (RFC 9651) of one item named by PolicyName:
+//
+//	RateLimit-Policy: "default";q=20;w=4
+//	RateLimit: "default";r=17;t=1
+//
+// q (quota) is the burst and w (window) the seconds a drained bucket takes to
+// refill, so the policy reads "q requests per w seconds"; r is the whole tokens
+// left (the available quota) and t the effective window, the seconds within which
+// the client can use no more than r (§4.1.2): for a token bucket, until the next
+// token is back, rounded up. A refused answer's Retry-After equals its t. With Headers, the older
+// X-RateLimit-Limit (the burst), X-RateLimit-Remaining and X-RateLimit-Reset
+// (seconds until full) are sent as well.
+//
+// Cost: with the default MemoryStore and key, one clock read and one map lookup
+// under a shard lock per request, and nothing allocated except when a new client's
+// bucket is created (the default key is the IP's bytes, not its text; a request
+// carrying forwarding headers allocates to parse them). A KeyFunc returning a
+// fresh string allocates that string.
 package ratelimit
 
 import (
+	"context"
+	"log/slog"
 	"math"
 	"net"
 	"net/http"
 	"net/netip"
 	"strconv"
-	"sync"
+	"strings"
 	"time"
 
 	"github.com/celeris-dev/celeris"
-	"github.com/celeris-dev/celeris/internal/bytesconv"
 )
 
 // Config configures the limiter. Zero values mean the defaults in brackets.
@@ -43,15 +68,29 @@ type Config struct {
 	// Burst is the bucket size: requests a key may make at once [max(1, Rate)].
 	Burst int
 	// KeyFunc returns the key of a request; requests with the same key share a
-	// bucket. Returning "" exempts the request. [the client IP address from
-	// c.RemoteAddr(), without allocating]
+	// bucket. Returning "" exempts the request. [the client IP address, as
+	// c.ClientIP() finds it, without allocating]
 	KeyFunc func(c *celeris.Context) string
+	// Store keeps the buckets [a MemoryStore with Shards and SweepInterval].
+	Store Store
+	// FailOpen lets a request through when Store fails [false: 503].
+	FailOpen bool
+	// Logger receives one Error record per request whose Store call failed, with
+	// method, path and the error [slog.Default()].
+	Logger *slog.Logger
 	// Headers adds X-RateLimit-Limit, -Remaining and -Reset to every answer [false].
 	Headers bool
-	// Shards is the number of independently locked parts of the bucket map, rounded
-	// up to a power of two [64].
+	// RateLimitHeaders adds the IETF draft's RateLimit-Policy and RateLimit fields
+	// to every answer [false].
+	RateLimitHeaders bool
+	// PolicyName names the policy in those fields; it must be printable ASCII
+	// ["default"].
+	PolicyName string
+	// Shards is the number of independently locked parts of the default
+	// MemoryStore, rounded up to a power of two [64].
 	Shards int
-	// SweepInterval is how often, at most, a shard drops its full buckets [1 minute].
+	// SweepInterval is how often, at most, a shard of the default MemoryStore
+	// drops its full buckets [1 minute].
 	SweepInterval time.Duration
 	// Message is the body of the 429 answer ["Too Many Requests"].
 	Message string
@@ -59,34 +98,33 @@ type Config struct {
 	now func() time.Time // for tests
 }
 
-// Limiter holds the buckets. It is safe for concurrent use.
+// Limiter applies one Limit to requests. It is safe for concurrent use.
 type Limiter struct {
-	rate     float64 // tokens per nanosecond
-	burst    float64
-	limitHdr string
-	cfg      Config
-	mask     uint64
-	shards   []shard
-	epoch    time.Time
-	tooMany  *celeris.HTTPError
+	limit       Limit
+	cfg         Config
+	store       Store
+	mem         *MemoryStore // when cfg.Store is nil: called directly, without allocating
+	limitHdr    string
+	policyHdr   string // RateLimit-Policy's value
+	rlPrefix    string // RateLimit's value up to r's number
+	tooMany     *celeris.HTTPError
+	unavailable string
 }
 
-type shard struct {
-	mu        sync.Mutex
-	buckets   map[string]*bucket
-	lastSweep int64
-	_         [64]byte // keep shards on separate cache lines
-}
-
-type bucket struct {
-	tokens float64
-	last   int64 // nanoseconds since Limiter.epoch of the last refill
+// Result is the outcome of taking a token.
+type Result struct {
+	Allowed    bool          // a token was taken: the request may proceed
+	Remaining  int           // whole tokens left after this request
+	RetryAfter time.Duration // until the next token, when refused
+	Reset      time.Duration // until the bucket is full
+	Next       time.Duration // until one more whole token is back (0 when full)
 }
 
 // New returns the middleware of a new Limiter.
 func New(cfg Config) celeris.MiddlewareFunc { return NewLimiter(cfg).Middleware() }
 
-// NewLimiter returns a Limiter, for use as middleware (Middleware) or directly (Allow).
+// NewLimiter returns a Limiter, for use as middleware (Middleware) or directly
+// (Allow, Take). It panics when PolicyName is not printable ASCII.
 func NewLimiter(cfg Config) *Limiter {
 	if cfg.Rate <= 0 {
 		cfg.Rate = 10
@@ -94,99 +132,58 @@ func NewLimiter(cfg Config) *Limiter {
 	if cfg.Burst <= 0 {
 		cfg.Burst = max(1, int(math.Ceil(cfg.Rate)))
 	}
-	if cfg.Shards <= 0 {
-		cfg.Shards = 64
-	}
-	n := 1
-	for n < cfg.Shards {
-		n <<= 1
-	}
-	if cfg.SweepInterval <= 0 {
-		cfg.SweepInterval = time.Minute
-	}
 	if cfg.Message == "" {
 		cfg.Message = http.StatusText(http.StatusTooManyRequests)
+	}
+	if cfg.PolicyName == "" {
+		cfg.PolicyName = "default"
 	}
 	if cfg.now == nil {
 		cfg.now = time.Now
 	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
 	l := &Limiter{
-		rate:     cfg.Rate / 1e9,
-		burst:    float64(cfg.Burst),
-		limitHdr: strconv.Itoa(cfg.Burst),
+		limit:    Limit{Rate: cfg.Rate, Burst: cfg.Burst},
 		cfg:      cfg,
-		mask:     uint64(n - 1),
-		shards:   make([]shard, n),
-		epoch:    cfg.now(),
+		store:    cfg.Store,
+		limitHdr: strconv.Itoa(cfg.Burst),
 		tooMany:  celeris.NewHTTPError(http.StatusTooManyRequests, cfg.Message),
 	}
-	for i := range l.shards {
-		l.shards[i].buckets = make(map[string]*bucket)
+	if l.store == nil {
+		l.mem = NewMemoryStore(MemoryOptions{Shards: cfg.Shards, SweepInterval: cfg.SweepInterval, now: cfg.now})
+		l.store = l.mem
 	}
+	name := sfString(cfg.PolicyName)
+	window := int64(math.Ceil(float64(cfg.Burst) / cfg.Rate))
+	l.policyHdr = name + ";q=" + strconv.Itoa(cfg.Burst) + ";w=" + strconv.FormatInt(window, 10)
+	l.rlPrefix = name + ";r="
 	return l
 }
 
-// Result is the outcome of Allow.
-type Result struct {
-	Allowed    bool
-	Remaining  int           // whole tokens left after this request
-	RetryAfter time.Duration // until the next token, when refused
-	Reset      time.Duration // until the bucket is full
-}
-
-// Allow takes a token from key's bucket. key is not retained unless a new bucket
-// is created (then it is copied).
-func (l *Limiter) Allow(key string) Result { return l.allow(bytesconv.S2B(key)) }
-
-// allow is Allow for a key that it neither keeps nor changes.
-func (l *Limiter) allow(key []byte) Result {
-	now := l.cfg.now().Sub(l.epoch).Nanoseconds()
-	sh := &l.shards[fnv64a(key)&l.mask]
-	sh.mu.Lock()
-	if now-sh.lastSweep > l.cfg.SweepInterval.Nanoseconds() {
-		sh.sweep(now, l.rate, l.burst)
+// Allow takes a token from key's bucket. key is not retained. A failing Store
+// counts as allowed with FailOpen, refused otherwise; Take reports the error.
+func (l *Limiter) Allow(key string) Result {
+	r, err := l.Take(context.Background(), key)
+	if err != nil {
+		r.Allowed = l.cfg.FailOpen
 	}
-	b := sh.buckets[string(key)] // no allocation: the compiler converts in place
-	if b == nil {
-		b = &bucket{tokens: l.burst, last: now}
-		sh.buckets[string(key)] = b
-	}
-	tokens := math.Min(l.burst, b.tokens+float64(now-b.last)*l.rate)
-	b.last = now
-	var r Result
-	if tokens >= 1 {
-		tokens--
-		r.Allowed = true
-	} else {
-		r.RetryAfter = time.Duration(math.Ceil((1 - tokens) / l.rate))
-	}
-	b.tokens = tokens
-	sh.mu.Unlock()
-	r.Remaining = int(tokens)
-	r.Reset = time.Duration(math.Ceil((l.burst - tokens) / l.rate))
 	return r
 }
 
-// sweep drops the buckets that have refilled completely. Called with mu held.
-func (sh *shard) sweep(now int64, rate, burst float64) {
-	sh.lastSweep = now
-	for k, b := range sh.buckets {
-		if b.tokens+float64(now-b.last)*rate >= burst {
-			delete(sh.buckets, k)
-		}
-	}
+// Take takes a token from key's bucket in the Limiter's Store.
+func (l *Limiter) Take(ctx context.Context, key string) (Result, error) {
+	return l.store.Take(ctx, key, l.limit)
 }
 
-// Len returns the number of buckets held (for tests and metrics).
+// Len returns the number of buckets the default MemoryStore holds (for tests and
+// metrics), -1 with another Store.
 func (l *Limiter) Len() int {
-	n := 0
-	for i := range l.shards {
-		sh := &l.shards[i]
-		sh.mu.Lock()
-		n += len(sh.buckets)
-		sh.mu.Unlock()
+	if l.mem == nil {
+		return -1
 	}
-	return n
+	return l.mem.Len()
 }
 
 // Middleware returns the middleware enforcing the limiter.
@@ -194,20 +191,37 @@ func (l *Limiter) Middleware() celeris.MiddlewareFunc {
 	return func(next celeris.HandlerFunc) celeris.HandlerFunc {
 		return func(c *celeris.Context) error {
 			var r Result
+			var err error
 			if l.cfg.KeyFunc != nil {
 				key := l.cfg.KeyFunc(c)
 				if key == "" {
 					return next(c)
 				}
-				r = l.Allow(key)
+				r, err = l.store.Take(c.Context(), key, l.limit)
 			} else {
 				var buf [16]byte
-				r = l.allow(ipKey(c.RemoteAddr(), buf[:0]))
+				key := clientKey(c, buf[:0])
+				if l.mem != nil {
+					r = l.mem.take(key, l.limit)
+				} else {
+					r, err = l.store.Take(c.Context(), string(key), l.limit)
+				}
+			}
+			if err != nil {
+				l.cfg.Logger.Error("ratelimit: store failed", "method", c.Method(), "path", c.Path(),
+					"fail_open", l.cfg.FailOpen, "error", err)
+				if l.cfg.FailOpen {
+					return next(c)
+				}
+				return &celeris.HTTPError{Code: http.StatusServiceUnavailable, Err: err}
 			}
 			if l.cfg.Headers {
 				c.SetHeader("X-RateLimit-Limit", l.limitHdr)
 				c.SetHeader("X-RateLimit-Remaining", strconv.Itoa(r.Remaining))
 				c.SetHeader("X-RateLimit-Reset", seconds(r.Reset))
+			}
+			if l.cfg.RateLimitHeaders {
+				l.setRateLimit(c, r)
 			}
 			if !r.Allowed {
 				c.SetHeader("Retry-After", seconds(r.RetryAfter))
@@ -218,9 +232,66 @@ func (l *Limiter) Middleware() celeris.MiddlewareFunc {
 	}
 }
 
+// setRateLimit sets RateLimit-Policy and RateLimit, the latter built in a stack
+// buffer and copied into the Context's header storage (no allocation).
+func (l *Limiter) setRateLimit(c *celeris.Context, r Result) {
+	c.SetHeader("RateLimit-Policy", l.policyHdr)
+	var buf [64]byte
+	b := append(buf[:0], l.rlPrefix...)
+	b = strconv.AppendInt(b, int64(r.Remaining), 10)
+	b = append(b, ";t="...)
+	b = strconv.AppendInt(b, int64((r.Next+time.Second-1)/time.Second), 10)
+	c.SetHeaderBytes("RateLimit", b)
+}
+
+// sfString serialises s as a Structured Field String (RFC 9651 §4.1.6): quoted,
+// with '"' and '\' escaped. It panics on a byte outside printable ASCII, which
+// a String cannot hold.
+func sfString(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for i := 0; i < len(s); i++ {
+		ch := s[i]
+		if ch < 0x20 || ch > 0x7e {
+			panic("ratelimit: PolicyName must be printable ASCII: " + strconv.Quote(s))
+		}
+		if ch == '"' || ch == '\\' {
+			b.WriteByte('\\')
+		}
+		b.WriteByte(ch)
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
 // seconds formats d in whole seconds, rounded up.
 func seconds(d time.Duration) string {
 	return strconv.FormatInt(int64((d+time.Second-1)/time.Second), 10)
+}
+
+// clientKey appends the bytes of the client's IP address (4 for IPv4, 16 for
+// IPv6): the peer's without forwarding headers, else c.ClientIP()'s, which
+// believes those headers only from a trusted proxy. An address that is not an IP
+// (RFC 7239's "unknown") is appended as text.
+func clientKey(c *celeris.Context, dst []byte) []byte {
+	if c.Header("X-Forwarded-For") == "" && c.Header("Forwarded") == "" {
+		return ipKey(c.RemoteAddr(), dst)
+	}
+	s := c.ClientIP()
+	a, err := netip.ParseAddr(s)
+	if err != nil {
+		return append(dst, s...)
+	}
+	return appendAddr(dst, a)
+}
+
+func appendAddr(dst []byte, ip netip.Addr) []byte {
+	if ip = ip.Unmap(); ip.Is4() {
+		b := ip.As4()
+		return append(dst, b[:]...)
+	}
+	b := ip.As16()
+	return append(dst, b[:]...)
 }
 
 // ipKey appends the bytes of addr's IP (IPv4-mapped addresses as IPv4), or its
@@ -232,12 +303,7 @@ func ipKey(addr net.Addr, dst []byte) []byte {
 		if !ok {
 			return dst
 		}
-		if ip = ip.Unmap(); ip.Is4() {
-			b := ip.As4()
-			return append(dst, b[:]...)
-		}
-		b := ip.As16()
-		return append(dst, b[:]...)
+		return appendAddr(dst, ip)
 	case nil:
 		return dst
 	default:
@@ -247,13 +313,4 @@ func ipKey(addr net.Addr, dst []byte) []byte {
 		}
 		return append(dst, host...)
 	}
-}
-
-func fnv64a(b []byte) uint64 {
-	h := uint64(14695981039346656037)
-	for _, c := range b {
-		h ^= uint64(c)
-		h *= 1099511628211
-	}
-	return h
 }

@@ -1,0 +1,301 @@
+// Package jwt authenticates requests by JSON Web Token (RFC 7519), verified with
+// github.com/golang-jwt/jwt/v5.
+//
+// The token is read from "Authorization: Bearer <token>" (RFC 6750 §2.1) or from
+// where Config.Lookup says, and verified with one key (Config.Key: an HMAC secret
+// for HS256/384/512, an *rsa.PublicKey for RS and PS, an *ecdsa.PublicKey for ES,
+// an ed25519.PublicKey for EdDSA) or with a key set (Config.KeySet: a JWKS, RFC
+// 7517, fetched from a URL and refreshed, picked by the token's kid). The accepted
+// algorithms follow from the key's type, or are Config.Algorithms: a token's alg
+// header never chooses the kind of key (the "alg: none" and HMAC-with-a-public-key
+// attacks of RFC 8725 §2.1 are refused).
+//
+// Expiry (exp) and not-before (nbf) are checked when present, with Config.Leeway;
+// Config.Issuer, Config.Audience and Config.RequireExpiry add checks. The verified
+// token and its claims go into the Context (Token, Claims, Subject); the subject is
+// also stored under SubjectKey, so ratelimit.ByContextValue(jwt.SubjectKey) limits
+// per user. RequireScopes, after New, checks the token's scopes (403
+// insufficient_scope).
+//
+// A request without a token gets 401 with
+//
+//	WWW-Authenticate: Bearer realm="<Realm>"
+//
+// and one with a bad token (malformed, wrong signature, expired, wrong issuer...)
+// 401 with error="invalid_token" and an error_description (RFC 6750 §3 and §3.1),
+// through the server's error handler.
+//
+// The module github.com/celeris-dev/celeris/jwt keeps golang-jwt out of the core
+// module's requirements.
+package jwt
+
+import (
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/rsa"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/celeris-dev/celeris"
+	gjwt "github.com/golang-jwt/jwt/v5"
+)
+
+// Aliases of golang-jwt's types, so that handlers need not import it.
+type (
+	// Claims is the interface of every claims type.
+	Claims = gjwt.Claims
+	// MapClaims are claims as a JSON object (the default).
+	MapClaims = gjwt.MapClaims
+	// RegisteredClaims are RFC 7519 §4.1's claims, to embed in a struct.
+	RegisteredClaims = gjwt.RegisteredClaims
+	// Token is a parsed, verified token.
+	Token = gjwt.Token
+)
+
+// Config configures the middleware. One of Key, KeySet and Keyfunc must be set.
+// Zero values mean the defaults in brackets.
+type Config struct {
+	// Key verifies every token: []byte (HMAC), *rsa.PublicKey, *ecdsa.PublicKey
+	// or ed25519.PublicKey.
+	Key any
+	// KeySet verifies tokens with the key their kid names (a JWKS).
+	KeySet *KeySet
+	// Keyfunc returns the key for a token, for anything else (golang-jwt's
+	// Keyfunc). Algorithms must be set with it.
+	Keyfunc gjwt.Keyfunc
+	// Algorithms are the accepted alg values [by Key's type: HS256, HS384, HS512
+	// for []byte; RS256/384/512 and PS256/384/512 for RSA; ES256/384/512 for ECDSA;
+	// EdDSA for Ed25519; for a KeySet, each JWK's alg or what its kty allows].
+	Algorithms []string
+	// Issuer, when set, must equal the iss claim.
+	Issuer string
+	// Audience, when set, must be one of the aud claim's values.
+	Audience string
+	// RequireExpiry refuses tokens without exp [false].
+	RequireExpiry bool
+	// Leeway is the clock skew allowed for exp, nbf and iat [0].
+	Leeway time.Duration
+	// NewClaims returns the value a token's claims are decoded into, for a claims
+	// struct embedding RegisteredClaims [MapClaims].
+	NewClaims func() Claims
+	// Lookup says where the token is: "auth:<Scheme>", "header:<Name>",
+	// "query:<name>" or "cookie:<name>" ["auth:Bearer"].
+	Lookup string
+	// Realm names the protection space in the challenge ["Restricted"].
+	Realm string
+	// Skip lets a request through unchecked when it returns true [none].
+	Skip func(c *celeris.Context) bool
+
+	now func() time.Time // for tests
+}
+
+// Context keys of the verified token, its claims and its subject.
+const (
+	TokenKey   = "jwt.token"
+	ClaimsKey  = "jwt.claims"
+	SubjectKey = "jwt.sub"
+)
+
+// maxToken bounds the length of a token looked at.
+const maxToken = 8192
+
+// New returns the middleware. It panics when no key source is set, when Keyfunc
+// comes without Algorithms, or when Lookup is malformed.
+func New(cfg Config) celeris.MiddlewareFunc {
+	keyfunc := cfg.Keyfunc
+	algs := cfg.Algorithms
+	switch {
+	case keyfunc != nil:
+		if len(algs) == 0 {
+			// Without a list any alg the token names would be tried with the
+			// key Keyfunc returns (RFC 8725 §3.1: use an allowlist).
+			panic("jwt: Config.Keyfunc needs Config.Algorithms")
+		}
+	case cfg.KeySet != nil:
+		keyfunc = cfg.KeySet.Keyfunc
+		if len(algs) == 0 {
+			algs = allAlgorithms
+		}
+	case cfg.Key != nil:
+		key := cfg.Key
+		if len(algs) == 0 {
+			algs = algorithmsFor(key)
+			if algs == nil {
+				panic("jwt: Config.Key must be []byte, *rsa.PublicKey, *ecdsa.PublicKey or ed25519.PublicKey")
+			}
+		}
+		keyfunc = func(*gjwt.Token) (any, error) { return key, nil }
+	default:
+		panic("jwt: Config needs Key, KeySet or Keyfunc")
+	}
+	if cfg.Realm == "" {
+		cfg.Realm = "Restricted"
+	}
+	if cfg.Lookup == "" {
+		cfg.Lookup = "auth:Bearer"
+	}
+	if cfg.NewClaims == nil {
+		cfg.NewClaims = func() Claims { return MapClaims{} }
+	}
+	if cfg.now == nil {
+		cfg.now = time.Now
+	}
+	extract := extractor(cfg.Lookup)
+	opts := []gjwt.ParserOption{gjwt.WithValidMethods(algs), gjwt.WithLeeway(cfg.Leeway), gjwt.WithTimeFunc(cfg.now)}
+	if cfg.Issuer != "" {
+		opts = append(opts, gjwt.WithIssuer(cfg.Issuer))
+	}
+	if cfg.Audience != "" {
+		opts = append(opts, gjwt.WithAudience(cfg.Audience))
+	}
+	if cfg.RequireExpiry {
+		opts = append(opts, gjwt.WithExpirationRequired())
+	}
+	parser := gjwt.NewParser(opts...)
+	challenge := "Bearer realm=" + quote(cfg.Realm)
+	missing := celeris.NewHTTPError(http.StatusUnauthorized, "missing bearer token")
+	return func(next celeris.HandlerFunc) celeris.HandlerFunc {
+		return func(c *celeris.Context) error {
+			if cfg.Skip != nil && cfg.Skip(c) {
+				return next(c)
+			}
+			raw := extract(c)
+			if raw == "" {
+				// RFC 6750 §3.1: no error code when the request had no token.
+				c.SetHeader("WWW-Authenticate", challenge)
+				return missing
+			}
+			var tok *gjwt.Token
+			var err error
+			if len(raw) > maxToken {
+				err = gjwt.ErrTokenMalformed
+			} else {
+				tok, err = parser.ParseWithClaims(raw, cfg.NewClaims(), keyfunc)
+			}
+			if err != nil {
+				desc := describe(err)
+				c.SetHeader("WWW-Authenticate", challenge+`, error="invalid_token", error_description="`+desc+`"`)
+				return &celeris.HTTPError{Code: http.StatusUnauthorized, Message: "invalid token: " + desc, Err: err}
+			}
+			c.Set(TokenKey, tok)
+			c.Set(ClaimsKey, tok.Claims)
+			if sub, err := tok.Claims.GetSubject(); err == nil && sub != "" {
+				c.Set(SubjectKey, sub)
+			}
+			return next(c)
+		}
+	}
+}
+
+// describe names what is wrong with a token, in the characters RFC 6750 §3
+// allows in error_description.
+func describe(err error) string {
+	switch {
+	case errors.Is(err, gjwt.ErrTokenMalformed):
+		return "malformed token"
+	case errors.Is(err, gjwt.ErrTokenSignatureInvalid):
+		return "signature invalid"
+	case errors.Is(err, gjwt.ErrTokenUnverifiable):
+		return "no key verifies the token"
+	case errors.Is(err, gjwt.ErrTokenExpired):
+		return "token expired"
+	case errors.Is(err, gjwt.ErrTokenNotValidYet):
+		return "token not valid yet"
+	case errors.Is(err, gjwt.ErrTokenUsedBeforeIssued):
+		return "token used before issued"
+	case errors.Is(err, gjwt.ErrTokenInvalidIssuer):
+		return "wrong issuer"
+	case errors.Is(err, gjwt.ErrTokenInvalidAudience):
+		return "wrong audience"
+	case errors.Is(err, gjwt.ErrTokenRequiredClaimMissing):
+		return "required claim missing"
+	}
+	return "invalid token"
+}
+
+// GetToken returns the request's verified token, nil when there is none.
+func GetToken(c *celeris.Context) *Token {
+	v, _ := c.Get(TokenKey)
+	t, _ := v.(*Token)
+	return t
+}
+
+// GetClaims returns the request's verified claims (MapClaims unless
+// Config.NewClaims says otherwise), nil when there are none.
+func GetClaims(c *celeris.Context) Claims {
+	v, _ := c.Get(ClaimsKey)
+	cl, _ := v.(Claims)
+	return cl
+}
+
+// Subject returns the verified token's sub claim, "" when there is none.
+func Subject(c *celeris.Context) string {
+	v, _ := c.Get(SubjectKey)
+	s, _ := v.(string)
+	return s
+}
+
+var (
+	hmacAlgs      = []string{"HS256", "HS384", "HS512"}
+	rsaAlgs       = []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS512"}
+	ecdsaAlgs     = []string{"ES256", "ES384", "ES512"}
+	eddsaAlgs     = []string{"EdDSA"}
+	allAlgorithms = append(append(append([]string{}, rsaAlgs...), ecdsaAlgs...), eddsaAlgs...)
+)
+
+// algorithmsFor returns the algorithms that a key of key's type verifies, nil for
+// an unsupported type.
+func algorithmsFor(key any) []string {
+	switch key.(type) {
+	case []byte:
+		return hmacAlgs
+	case *rsa.PublicKey:
+		return rsaAlgs
+	case *ecdsa.PublicKey:
+		return ecdsaAlgs
+	case ed25519.PublicKey:
+		return eddsaAlgs
+	}
+	return nil
+}
+
+func extractor(lookup string) func(c *celeris.Context) string {
+	where, name, ok := strings.Cut(lookup, ":")
+	if !ok || name == "" {
+		panic("jwt: malformed Lookup " + lookup)
+	}
+	switch where {
+	case "auth":
+		return func(c *celeris.Context) string {
+			h := c.Header("Authorization")
+			// RFC 9110 §11.1: the scheme is case-insensitive.
+			if len(h) <= len(name) || h[len(name)] != ' ' || !strings.EqualFold(h[:len(name)], name) {
+				return ""
+			}
+			return strings.Trim(h[len(name):], " ")
+		}
+	case "header":
+		return func(c *celeris.Context) string { return c.Header(name) }
+	case "query":
+		return func(c *celeris.Context) string { return c.Query(name) }
+	case "cookie":
+		return func(c *celeris.Context) string { v, _ := c.Cookie(name); return v }
+	}
+	panic("jwt: Lookup source must be auth, header, query or cookie: " + lookup)
+}
+
+// quote makes a quoted-string (RFC 9110 §5.6.4), escaping '"' and '\'.
+func quote(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for i := 0; i < len(s); i++ {
+		if s[i] == '"' || s[i] == '\\' {
+			b.WriteByte('\\')
+		}
+		b.WriteByte(s[i])
+	}
+	b.WriteByte('"')
+	return b.String()
+}
