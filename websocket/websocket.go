@@ -307,7 +307,7 @@ func checkHandshake(c *celeris.Context, h2 bool) error {
 	if c.Proto() != "HTTP/1.1" {
 		return celeris.NewHTTPError(http.StatusBadRequest, "websocket: the handshake needs HTTP/1.1")
 	}
-	if !hasToken(c.Header("Connection"), "upgrade") || !hasToken(c.Header("Upgrade"), "websocket") {
+	if !listHas(c, "Connection", "upgrade") || !listHas(c, "Upgrade", "websocket") {
 		c.SetHeader("Upgrade", "websocket")
 		return celeris.NewHTTPError(http.StatusUpgradeRequired, "websocket: not a websocket handshake (Upgrade: websocket, Connection: Upgrade)")
 	}
@@ -354,13 +354,23 @@ func selectSubprotocol(c *celeris.Context, cfg *Config) string {
 	return ""
 }
 
-// hasToken reports whether the comma-separated list v holds token (ASCII case
-// insensitive).
-func hasToken(v, token string) bool {
-	for _, e := range strings.Split(v, ",") {
-		if strings.EqualFold(strings.TrimSpace(e), token) {
-			return true
+// listHas reports whether the list field name of c's request holds token (ASCII
+// case insensitive). Every line of the field counts: RFC 9110 §5.3 makes repeated
+// lines of a list field one value, joined by commas, so "Connection: keep-alive"
+// and "Connection: Upgrade" on two lines ask for an upgrade as one line with both
+// would.
+func listHas(c *celeris.Context, name, token string) bool {
+	found := false
+	c.VisitHeaders(func(n, v string) {
+		if found || !strings.EqualFold(n, name) {
+			return
 		}
-	}
-	return false
+		for e := range strings.SplitSeq(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(e), token) {
+				found = true
+				return
+			}
+		}
+	})
+	return found
 }
