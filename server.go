@@ -70,6 +70,12 @@ type Config struct {
 	MaxRequestBodySize int64 // larger bodies get 413 [4 MiB]
 
 	DisableH2C bool // serve HTTP/1.x only: no h2c prior knowledge or Upgrade
+	// DisableExtendedConnect keeps HTTP/2 from advertising RFC 8441's
+	// SETTINGS_ENABLE_CONNECT_PROTOCOL even when a route serves WebSocket over
+	// HTTP/2 (websocket.Handler, Route.ExtendedConnect): browsers then open every
+	// WebSocket on an HTTP/1.1 connection, as a WebSocket library mounted through
+	// Adapt needs (xconnect.go). [false]
+	DisableExtendedConnect bool
 
 	MaxConcurrentStreams uint32 // HTTP/2 streams per connection [250]
 
@@ -424,12 +430,8 @@ func (s *Server) lookup(c *Context) {
 	c.params.Reset()
 	c.route, c.allow = nil, ""
 	m, p := c.method(), c.path()
-	if m == http.MethodConnect {
-		if _, ok := c.isExtendedConnect(); ok {
-			// RFC 8441: WebSocket over HTTP/2 opens with an extended CONNECT to the
-			// path a GET opens over HTTP/1.1; the same route serves both.
-			m = http.MethodGet
-		}
+	if m == http.MethodConnect && s.lookupConnect(c, p) {
+		return // a tunnel route (xconnect.go)
 	}
 	r, res, allow := s.router.Lookup(m, p, &c.params)
 	switch {
