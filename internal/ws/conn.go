@@ -148,6 +148,7 @@ type Conn struct {
 	// closeReq is a close the application asked for, sent by the loop; guarded by mu.
 	closeReq  []byte
 	wantClose bool
+	draining  bool // guarded by mu: the close is the server's shutdown (Drain)
 	// failReq is the close frame that fails the connection after a protocol
 	// error, sent once the application took the messages that came before the
 	// bad frame (and wrote its answers); failSeen: a blocking handler got to the
@@ -489,15 +490,22 @@ func (c *Conn) DrainLevel() int {
 // Busy: a WebSocket connection is never closed by the HTTP idle timeout.
 func (c *Conn) Busy() bool { return true }
 
-// Drain answers a graceful shutdown: close 1001 (going away).
+// Drain answers a graceful shutdown: close 1001 (going away); the connection ends
+// when the client answers (RFC 6455 §7.1.2), or after closeTimeout. The engine
+// calls it on every wake-up of the connection while it drains, so only the first
+// call wakes the loop: a wake-up per call would keep the loop busy with this
+// connection and never read the client's close frame.
 func (c *Conn) Drain() {
 	c.mu.Lock()
-	if !c.wantClose && !c.gone {
-		c.wantClose = true
+	first := !c.wantClose && !c.gone
+	if first {
+		c.wantClose, c.draining = true, true
 		c.closeReq = AppendClose(nil, CloseGoingAway, "server shutting down")
 	}
 	c.mu.Unlock()
-	c.t.Wake()
+	if first {
+		c.t.Wake()
+	}
 }
 
 // OnClose ends the connection (httpmsg.Proto; loop).
@@ -684,7 +692,9 @@ func (c *Conn) ReadMessage() (Opcode, []byte, error) {
 			return 0, nil, ErrClosed
 		case c.peerErr != nil:
 			return 0, nil, c.peerErr
-		case c.gone || c.wantClose:
+		case c.gone || c.wantClose && !c.draining:
+			// A shutdown's close (Drain) waits for the peer's answer, so
+			// that the handler learns its code (the case above).
 			return 0, nil, ErrClosed
 		case !c.readDL.IsZero() && !time.Now().Before(c.readDL):
 			return 0, nil, ErrDeadline
