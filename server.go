@@ -76,6 +76,11 @@ type Config struct {
 	// WebSocket on an HTTP/1.1 connection, as a WebSocket library mounted through
 	// Adapt needs (xconnect.go). [false]
 	DisableExtendedConnect bool
+	// DisableAutoOptions turns off the server's own answer to OPTIONS on a path
+	// that has routes but no OPTIONS route (204 with Allow, through the Use
+	// middleware, so that CORS preflights are answered as before): such a request
+	// then gets 405 (target.go). [false]
+	DisableAutoOptions bool
 
 	MaxConcurrentStreams uint32 // HTTP/2 streams per connection [250]
 
@@ -156,6 +161,7 @@ type Server struct {
 	preFinal              HandlerFunc
 	optionsStar           *Route // OPTIONS * (target.go)
 	notImplemented        *Route // 501 for CONNECT without a route and unknown long methods
+	autoOptions           *Route // 204 with Allow for OPTIONS on a path without an OPTIONS route; nil with DisableAutoOptions
 	connect               *Route // the route of authority-form CONNECT requests, or nil
 	maxMethod             int    // the longest method of a route (or OPTIONS)
 	frozen                bool
@@ -442,6 +448,9 @@ func (s *Server) lookup(c *Context) {
 		// no route matches these.
 	case res == router.MethodNotAllowed:
 		c.allow = allow
+		if m == http.MethodOptions && s.autoOptions != nil {
+			c.route = s.autoOptions // 204 with Allow (target.go)
+		}
 	}
 }
 
