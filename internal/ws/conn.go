@@ -346,6 +346,12 @@ func (c *Conn) Control(op Opcode, p []byte) error {
 			})
 			return errClosePending
 		}
+		// What the application wrote before (answers to earlier messages
+		// that OnWake has not taken yet) goes out ahead of the close reply.
+		c.mu.Lock()
+		c.ctl = append(c.ctl, c.out...)
+		c.out = c.out[:0]
+		c.mu.Unlock()
 		c.closeSent = true
 		c.ctl = AppendClose(c.ctl, reply, "")
 		return errCloseDone
