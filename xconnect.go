@@ -17,7 +17,10 @@ import (
 //   - a route is a tunnel route when its handler was built by websocket.Handler or
 //     websocket.Events (they mark themselves, internal/hook.MarkTunnel), or when it
 //     was marked with Route.ExtendedConnect. An extended CONNECT to a path whose
-//     GET route is a tunnel route runs that route.
+//     GET route is a tunnel route runs that route. An http.Handler mounted with
+//     Adapt on such a route sees it as net/http's HTTP/2 server presents it with
+//     extended CONNECT enabled: Method CONNECT, r.Header[":protocol"], r.Body the
+//     client's bytes, its writes after WriteHeader(200) and Flush the server's.
 //   - an extended CONNECT to any other path is routed as the CONNECT it is: 405
 //     with Allow where the path has routes (a GET route that would answer 200
 //     with a body, an http.Handler mounted with Adapt), 404 where it has none.
@@ -28,16 +31,20 @@ import (
 //     default, for the same reason). WebSocket libraries mounted with Adapt
 //     (gorilla/websocket, coder/websocket) take over an HTTP/1.1 connection
 //     (http.Hijacker) and cannot serve an HTTP/2 stream: a server whose only
-//     WebSocket routes are such never advertises it, and one that mixes them with
-//     websocket package routes sets DisableExtendedConnect so that browsers reach
-//     both over HTTP/1.1. Without the setting a client may not send :protocol:
+//     WebSocket routes are such (unmarked) never advertises it, and one that mixes
+//     them with websocket package routes sets DisableExtendedConnect so that
+//     browsers reach both over HTTP/1.1. Without the setting a client may not send :protocol:
 //     such a stream is malformed (RFC 8441 §4), refused by the HTTP/2 layer.
 
 // ExtendedConnect marks a GET route whose handler answers an RFC 8441 extended
-// CONNECT by switching to a tunnel (a handler that calls websocket.Upgrade or
-// websocket.UpgradeEvents itself): the route then serves WebSocket over HTTP/2,
-// and the server advertises SETTINGS_ENABLE_CONNECT_PROTOCOL. Routes built by
-// websocket.Handler and websocket.Events need no mark. It returns r.
+// CONNECT by switching to a tunnel: a handler that calls websocket.Upgrade or
+// websocket.UpgradeEvents itself, or an http.Handler mounted with Adapt that
+// serves extended CONNECT as on net/http's HTTP/2 server (Method CONNECT,
+// r.Header[":protocol"]; gorilla/websocket and coder/websocket do not, and must
+// stay unmarked). The route then serves WebSocket over HTTP/2, and the server
+// advertises SETTINGS_ENABLE_CONNECT_PROTOCOL (unless
+// Config.DisableExtendedConnect). Routes built by websocket.Handler and
+// websocket.Events need no mark. It returns r.
 func (r *Route) ExtendedConnect() *Route {
 	if r.method != http.MethodGet {
 		panic("celeris: ExtendedConnect on " + r.method + " " + r.pattern + ": only a GET route serves extended CONNECT")
