@@ -22,6 +22,30 @@ import (
 // and Shutdown returns well within its timeout (3 s, as StartGraceful(3*time.Second)
 // gets), on both engines (CELERIS_TEST_ENGINE=std).
 func TestGracefulShutdownClosingHandshake(t *testing.T) {
+	gracefulWebSockets(t, func(s *celeris.Server) (start func() error, stop func() error) {
+		errc := make(chan error, 1)
+		start = func() error {
+			go func() { errc <- s.Start() }()
+			return nil
+		}
+		stop = func() error {
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+			defer cancel()
+			err := s.Shutdown(ctx)
+			if serr := <-errc; serr != nil && !errors.Is(serr, http.ErrServerClosed) {
+				return serr
+			}
+			return err
+		}
+		return start, stop
+	})
+}
+
+// gracefulWebSockets opens a WebSocket to an Events and to a Handler route, runs
+// stop (a graceful shutdown with a 3 s timeout) while each client answers the
+// server's close 1001 with its own code, and checks that stop returned nil within
+// 2 s, the connections closed, and the application saw the clients' codes.
+func gracefulWebSockets(t *testing.T, run func(s *celeris.Server) (start func() error, stop func() error)) {
 	var events, handler atomic.Int64
 	s := celeris.New(celeris.Config{Addr: "127.0.0.1:0", Engine: testEngine, EventLoops: 2})
 	s.GET("/events", websocket.Events(nil, websocket.Callbacks{
@@ -39,12 +63,14 @@ func TestGracefulShutdownClosingHandshake(t *testing.T) {
 			}
 		}
 	}))
-	errc := make(chan error, 1)
-	go func() { errc <- s.Start() }()
+	start, stop := run(s)
+	if err := start(); err != nil {
+		t.Fatal(err)
+	}
 	select {
 	case <-s.Ready():
-	case err := <-errc:
-		t.Fatal(err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the server did not start")
 	}
 	addr := s.Addr().String()
 	clients := []*client{}
@@ -75,22 +101,17 @@ func TestGracefulShutdownClosingHandshake(t *testing.T) {
 			answered <- err
 		}()
 	}
-	start := time.Now()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-	defer cancel()
-	if err := s.Shutdown(ctx); err != nil {
-		t.Fatalf("Shutdown after %v: %v", time.Since(start), err)
+	began := time.Now()
+	if err := stop(); err != nil {
+		t.Fatalf("graceful shutdown after %v: %v", time.Since(began), err)
 	}
-	if d := time.Since(start); d > 2*time.Second {
-		t.Errorf("Shutdown took %v: it waited for more than the clients' answers", d)
+	if d := time.Since(began); d > 2*time.Second {
+		t.Errorf("graceful shutdown took %v: it waited for more than the clients' answers", d)
 	}
 	for range clients {
 		if err := <-answered; err != nil {
 			t.Fatal(err)
 		}
-	}
-	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		t.Fatal(err)
 	}
 	if got := events.Load(); got != 4000 {
 		t.Errorf("OnClose saw %d, want the client's 4000", got)
