@@ -371,6 +371,13 @@ func newNetRequest(c *Context, ctx context.Context) (*http.Request, *adaptBody) 
 		vi++
 	}
 
+	if p, ok := c.isExtendedConnect(); ok {
+		// RFC 8441: as net/http's HTTP/2 server presents an extended CONNECT
+		// (with extended CONNECT enabled): Method CONNECT, the protocol in
+		// r.Header[":protocol"], r.Body the client's bytes. Only a route marked
+		// with Route.ExtendedConnect gets one (xconnect.go).
+		header[":protocol"] = []string{strings.Clone(p)}
+	}
 	proto, major, minor := req.Proto, req.ProtoMajor, req.ProtoMinor
 	if proto == "" {
 		proto, major, minor = "HTTP/1.1", 1, 1

@@ -20,9 +20,9 @@ func (s *Server) configureH2() {
 		MaxHeaderListSize:    uint32(max(0, s.cfg.MaxHeaderBytes)),
 		MaxRequestBodySize:   s.cfg.MaxRequestBodySize,
 		StreamGauge:          &s.activeStreams,
-		// RFC 8441: WebSocket over HTTP/2 (websocket package); browsers use it
-		// on h2 connections.
-		EnableConnectProtocol: true,
+		// RFC 8441: WebSocket over HTTP/2, advertised only when a route can
+		// serve it (xconnect.go).
+		EnableConnectProtocol: s.extendedConnect(),
 		Logger:                s.logger,
 	}
 	if s.cfg.RefusalHeader != nil {

@@ -15,6 +15,7 @@ type Route struct {
 	final   HandlerFunc // handler wrapped in every middleware; set when the server starts
 	inline  bool
 	viaAny  bool // registered by Any: a CONNECT route of Any takes no authority-form CONNECT
+	tunnel  bool // serves RFC 8441 extended CONNECT (xconnect.go)
 	server  *Server
 	name    string // Name (routing.go)
 }

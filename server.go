@@ -70,6 +70,17 @@ type Config struct {
 	MaxRequestBodySize int64 // larger bodies get 413 [4 MiB]
 
 	DisableH2C bool // serve HTTP/1.x only: no h2c prior knowledge or Upgrade
+	// DisableExtendedConnect keeps HTTP/2 from advertising RFC 8441's
+	// SETTINGS_ENABLE_CONNECT_PROTOCOL even when a route serves WebSocket over
+	// HTTP/2 (websocket.Handler, Route.ExtendedConnect): browsers then open every
+	// WebSocket on an HTTP/1.1 connection, as a WebSocket library mounted through
+	// Adapt needs (xconnect.go). [false]
+	DisableExtendedConnect bool
+	// DisableAutoOptions turns off the server's own answer to OPTIONS on a path
+	// that has routes but no OPTIONS route (204 with Allow, through the Use
+	// middleware, so that CORS preflights are answered as before): such a request
+	// then gets 405 (target.go). [false]
+	DisableAutoOptions bool
 
 	MaxConcurrentStreams uint32 // HTTP/2 streams per connection [250]
 
@@ -150,6 +161,7 @@ type Server struct {
 	preFinal              HandlerFunc
 	optionsStar           *Route // OPTIONS * (target.go)
 	notImplemented        *Route // 501 for CONNECT without a route and unknown long methods
+	autoOptions           *Route // 204 with Allow for OPTIONS on a path without an OPTIONS route; nil with DisableAutoOptions
 	connect               *Route // the route of authority-form CONNECT requests, or nil
 	maxMethod             int    // the longest method of a route (or OPTIONS)
 	frozen                bool
@@ -424,12 +436,8 @@ func (s *Server) lookup(c *Context) {
 	c.params.Reset()
 	c.route, c.allow = nil, ""
 	m, p := c.method(), c.path()
-	if m == http.MethodConnect {
-		if _, ok := c.isExtendedConnect(); ok {
-			// RFC 8441: WebSocket over HTTP/2 opens with an extended CONNECT to the
-			// path a GET opens over HTTP/1.1; the same route serves both.
-			m = http.MethodGet
-		}
+	if m == http.MethodConnect && s.lookupConnect(c, p) {
+		return // a tunnel route (xconnect.go)
 	}
 	r, res, allow := s.router.Lookup(m, p, &c.params)
 	switch {
@@ -440,6 +448,9 @@ func (s *Server) lookup(c *Context) {
 		// no route matches these.
 	case res == router.MethodNotAllowed:
 		c.allow = allow
+		if m == http.MethodOptions && s.autoOptions != nil {
+			c.route = s.autoOptions // 204 with Allow (target.go)
+		}
 	}
 }
 

@@ -21,6 +21,13 @@ import (
 //     whatever its pattern (Any's CONNECT routes do not count: a catch-all must not
 //     answer tunnel requests by accident); without one it gets 501 (RFC 9110
 //     §9.3.6 makes CONNECT optional for a server).
+//   - OPTIONS on a path that has routes but no OPTIONS route asks which methods
+//     the resource supports (RFC 9110 §9.3.7): 204 with an Allow field listing
+//     them and OPTIONS, as httprouter answers it, instead of a 405. It runs the
+//     Use middleware, so a CORS middleware answers preflights first (405 answers
+//     list the routes' methods only). Config.DisableAutoOptions turns this off;
+//     an OPTIONS route, when registered, answers instead. A path with no route
+//     still gets 404.
 //   - A method longer than every method of a route gets 501 (RFC 9112 §3: "A
 //     server that receives a method longer than any that it implements SHOULD
 //     respond with a 501 (Not Implemented) status code"). Methods longer than
@@ -33,6 +40,7 @@ func (s *Server) freezeTargets() {
 	s.maxMethod = len(http.MethodOptions)
 	s.connect = nil
 	for _, r := range s.routes {
+		r.markTunnel() // xconnect.go
 		if r.method == http.MethodConnect {
 			if r.viaAny {
 				continue
@@ -56,15 +64,27 @@ func (s *Server) freezeTargets() {
 	inline := len(s.use) == 0 // built-in answers never block; Use middleware might
 	s.optionsStar = &Route{method: http.MethodOptions, pattern: "*", inline: inline}
 	s.notImplemented = &Route{inline: inline}
-	// One chain for both answers: Use middleware is composed once per chain.
+	s.autoOptions = nil
+	s.router.AllowOptions = !s.cfg.DisableAutoOptions
+	if s.router.AllowOptions {
+		s.autoOptions = &Route{method: http.MethodOptions, inline: inline}
+	}
+	// One chain for every answer: Use middleware is composed once per chain.
 	final := chain(func(c *Context) error {
-		if c.route == s.optionsStar {
+		switch c.route {
+		case s.optionsStar:
 			c.SetHeader("Allow", allow)
 			return c.NoContent(http.StatusOK)
+		case s.autoOptions:
+			c.SetHeader("Allow", c.allow)
+			return c.NoContent(http.StatusNoContent)
 		}
 		return c.String(http.StatusNotImplemented, http.StatusText(http.StatusNotImplemented))
 	}, s.use)
 	s.optionsStar.final, s.notImplemented.final = final, final
+	if s.autoOptions != nil {
+		s.autoOptions.final = final
+	}
 }
 
 // lookupTarget routes a request no route matched when its method is longer than

@@ -121,7 +121,8 @@ func TestAutobahnCases(t *testing.T) {
 		{name: "6.x lone continuation", send: []frame{txt("\x80")}, fail: 1007},
 		{name: "6.x text ends mid-rune", send: []frame{txt("a\xe2\x82")}, fail: 1007},
 		// 7: close.
-		{name: "7.1.1 echo then close", send: []frame{txt("Hello")}, want: []frame{txt("Hello")}},
+		{name: "7.1.1 echo then close", send: []frame{txt("Hello World!"), closeFrame(1000, "")}, want: []frame{txt("Hello World!")}, fail: 1000},
+		{name: "7.1.1 echo then close slow", send: []frame{txt("Hello World!"), closeFrame(1000, "")}, want: []frame{txt("Hello World!")}, fail: 1000, slow: true},
 		{name: "7.1.3 text after close is ignored", send: []frame{closeFrame(1000, ""), txt("ignored")}, fail: 1000},
 		{name: "7.3.1 close empty", send: []frame{{fin: true, op: ws.OpClose}}, fail: 1000},
 		{name: "7.3.2 close 1 byte", send: []frame{{fin: true, op: ws.OpClose, data: []byte{3}}}, fail: 1002},

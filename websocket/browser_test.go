@@ -29,6 +29,26 @@ ws.onerror = () => { document.getElementById("r").textContent = "error"; };
 // 8441 on its h2 connection: the server sees the WebSocket as an HTTP/2 extended
 // CONNECT, served by the same handler as over HTTP/1.1.
 func TestChromiumWebSocketOverHTTP2(t *testing.T) {
+	chromiumWebSocket(t, celeris.Config{}, true, "HTTP/2.0 CONNECT")
+}
+
+// TestChromiumWebSocketFallback: with SETTINGS_ENABLE_CONNECT_PROTOCOL not
+// advertised (Config.DisableExtendedConnect, or no route serving extended
+// CONNECT), Chromium opens the WebSocket on an HTTP/1.1 connection of its own,
+// the path a WebSocket library mounted with Adapt needs.
+func TestChromiumWebSocketFallback(t *testing.T) {
+	t.Run("DisableExtendedConnect", func(t *testing.T) {
+		chromiumWebSocket(t, celeris.Config{DisableExtendedConnect: true}, true, "HTTP/1.1 GET")
+	})
+	t.Run("unmarked route", func(t *testing.T) {
+		chromiumWebSocket(t, celeris.Config{}, false, "HTTP/1.1 GET")
+	})
+}
+
+// chromiumWebSocket serves browserPage and /ws (an echo whose handler calls
+// UpgradeEvents, marked with Route.ExtendedConnect when mark is set) and checks
+// that Chromium's WebSocket got its echo and came as want ("proto method").
+func chromiumWebSocket(t *testing.T, cfg celeris.Config, mark bool, want string) {
 	chromium, err := exec.LookPath("chromium")
 	if err != nil {
 		t.Skip("chromium not installed (apt-get install chromium)")
@@ -39,9 +59,11 @@ func TestChromiumWebSocketOverHTTP2(t *testing.T) {
 	}
 	var mu sync.Mutex
 	var protos []string
-	s, _ := celeristest.Serve(t, celeris.Config{Engine: testEngine, TLSAddr: "127.0.0.1:0", TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert.TLS}}}, func(s *celeris.Server) {
+	cfg.Engine, cfg.TLSAddr = testEngine, "127.0.0.1:0"
+	cfg.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert.TLS}}
+	s, _ := celeristest.Serve(t, cfg, func(s *celeris.Server) {
 		s.GET("/", func(c *celeris.Context) error { return c.HTML(200, browserPage) })
-		s.GET("/ws", func(c *celeris.Context) error {
+		r := s.GET("/ws", func(c *celeris.Context) error {
 			mu.Lock()
 			protos = append(protos, c.Proto()+" "+c.Method())
 			mu.Unlock()
@@ -49,6 +71,9 @@ func TestChromiumWebSocketOverHTTP2(t *testing.T) {
 				return c.WriteMessage(mt, msg)
 			}})
 		})
+		if mark {
+			r.ExtendedConnect()
+		}
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -74,7 +99,7 @@ func TestChromiumWebSocketOverHTTP2(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if len(protos) == 0 || slices.ContainsFunc(protos, func(p string) bool { return p != "HTTP/2.0 CONNECT" }) {
-		t.Fatalf("the WebSocket came as %q, want HTTP/2.0 CONNECT (RFC 8441) for each page load", protos)
+	if len(protos) == 0 || slices.ContainsFunc(protos, func(p string) bool { return p != want }) {
+		t.Fatalf("the WebSocket came as %q, want %s for each page load", protos, want)
 	}
 }

@@ -106,6 +106,9 @@ func (c *h2client) next(id uint32) (fields map[string]string, data []byte, end b
 		case *http2.RSTStreamFrame:
 			c.t.Fatalf("stream %d reset: %v", f.StreamID, f.ErrCode)
 		case *http2.GoAwayFrame:
+			if f.ErrCode == http2.ErrCodeNo {
+				continue // a graceful shutdown: open streams go on
+			}
 			c.t.Fatalf("GOAWAY %v %q", f.ErrCode, f.DebugData())
 		}
 	}

@@ -187,11 +187,22 @@ type Callbacks struct {
 }
 
 // Handler returns a route handler that upgrades and runs h for each connection.
+// Its route serves the HTTP/1.1 handshake and, over HTTP/2, RFC 8441's extended
+// CONNECT: a server with such a route advertises SETTINGS_ENABLE_CONNECT_PROTOCOL
+// (celeris.Config.DisableExtendedConnect turns that off).
+//
+// Not inlined: the server recognises the routes it built by the code of the
+// closure it returns (hook.MarkTunnel), which an inlined copy would not share.
+//
+//go:noinline
 func Handler(cfg *Config, h func(c *Conn)) celeris.HandlerFunc {
 	return func(c *celeris.Context) error { return Upgrade(c, cfg, h) }
 }
 
 // Events returns a route handler that upgrades and runs cb for each connection.
+// Its route serves extended CONNECT over HTTP/2 too, as Handler's does.
+//
+//go:noinline
 func Events(cfg *Config, cb Callbacks) celeris.HandlerFunc {
 	return func(c *celeris.Context) error { return UpgradeEvents(c, cfg, cb) }
 }
@@ -201,6 +212,10 @@ func Events(cfg *Config, cb Callbacks) celeris.HandlerFunc {
 // needs must be copied first (strings.Clone), as for anything kept past a handler.
 // A request that is not a valid WebSocket handshake gets an *celeris.HTTPError
 // (400, 403 or 426).
+//
+// A route whose handler calls Upgrade itself (rather than being built by Handler
+// or Events) is marked with celeris.Route.ExtendedConnect to serve WebSocket over
+// HTTP/2 as well; without the mark an extended CONNECT to it gets 405.
 func Upgrade(c *celeris.Context, cfg *Config, h func(c *Conn)) error {
 	if h == nil {
 		panic("websocket: Upgrade with a nil handler")
@@ -227,6 +242,12 @@ func UpgradeEvents(c *celeris.Context, cfg *Config, cb Callbacks) error {
 		}
 		return app
 	})
+}
+
+func init() {
+	// Routes built by Handler and Events serve extended CONNECT (RFC 8441).
+	hook.MarkTunnel(Handler(nil, func(*Conn) {}))
+	hook.MarkTunnel(Events(nil, Callbacks{}))
 }
 
 // pool runs the connections' applications (shared by every server: workers are
@@ -307,7 +328,7 @@ func checkHandshake(c *celeris.Context, h2 bool) error {
 	if c.Proto() != "HTTP/1.1" {
 		return celeris.NewHTTPError(http.StatusBadRequest, "websocket: the handshake needs HTTP/1.1")
 	}
-	if !hasToken(c.Header("Connection"), "upgrade") || !hasToken(c.Header("Upgrade"), "websocket") {
+	if !listHas(c, "Connection", "upgrade") || !listHas(c, "Upgrade", "websocket") {
 		c.SetHeader("Upgrade", "websocket")
 		return celeris.NewHTTPError(http.StatusUpgradeRequired, "websocket: not a websocket handshake (Upgrade: websocket, Connection: Upgrade)")
 	}
@@ -354,13 +375,23 @@ func selectSubprotocol(c *celeris.Context, cfg *Config) string {
 	return ""
 }
 
-// hasToken reports whether the comma-separated list v holds token (ASCII case
-// insensitive).
-func hasToken(v, token string) bool {
-	for _, e := range strings.Split(v, ",") {
-		if strings.EqualFold(strings.TrimSpace(e), token) {
-			return true
+// listHas reports whether the list field name of c's request holds token (ASCII
+// case insensitive). Every line of the field counts: RFC 9110 §5.3 makes repeated
+// lines of a list field one value, joined by commas, so "Connection: keep-alive"
+// and "Connection: Upgrade" on two lines ask for an upgrade as one line with both
+// would.
+func listHas(c *celeris.Context, name, token string) bool {
+	found := false
+	c.VisitHeaders(func(n, v string) {
+		if found || !strings.EqualFold(n, name) {
+			return
 		}
-	}
-	return false
+		for e := range strings.SplitSeq(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(e), token) {
+				found = true
+				return
+			}
+		}
+	})
+	return found
 }

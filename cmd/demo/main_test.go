@@ -126,6 +126,16 @@ func checkContract(t *testing.T, base string, client *http.Client) {
 	if resp, err := client.Do(req); err != nil || resp.StatusCode/100 != 2 || resp.Header.Get("Access-Control-Allow-Origin") == "" {
 		t.Errorf("preflight: %v %v", resp, err)
 	}
+	// OPTIONS on a path with routes but no OPTIONS handler: 204 with Allow.
+	req, _ = http.NewRequest("OPTIONS", base+"/bench", nil)
+	if resp, err := client.Do(req); err != nil {
+		t.Errorf("OPTIONS /bench: %v", err)
+	} else {
+		resp.Body.Close()
+		if resp.StatusCode != 204 || resp.Header.Get("Allow") != "GET, HEAD, OPTIONS" || resp.Header.Get("X-Request-ID") == "" {
+			t.Errorf("OPTIONS /bench: %d Allow %q, want 204 \"GET, HEAD, OPTIONS\" with X-Request-ID", resp.StatusCode, resp.Header.Get("Allow"))
+		}
+	}
 	up := bytes.Repeat([]byte("x"), 3<<20)
 	resp, err := client.Post(base+"/upload", "application/octet-stream", bytes.NewReader(up))
 	if err != nil {

@@ -269,12 +269,15 @@ func (cn *Conn) OnData(in []byte) (int, error) {
 			if len(cn.batch) > 0 {
 				break // answer the earlier requests first; the error comes after them
 			}
-			if !cn.served && err != errMethodTooLong && notHTTP(in[consumed:]) {
+			if !cn.served && err != errMethodTooLong && err != errMethod && notHTTP(in[consumed:]) {
 				// Not HTTP/1.x at all (e.g. an invalid HTTP/2 preface): an HTTP/1.1
 				// error response means nothing to this peer; close (RFC 9112 §2.2
 				// says SHOULD respond 400, RFC 9113 §3.4 wants the connection gone).
 				// A method too long is refused before its request line ends, so
-				// it always gets its 501 (RFC 9112 §3).
+				// it always gets its 501 (RFC 9112 §3); a method that is not a
+				// token makes the request line malformed, which gets its 400
+				// (RFC 9112 §3: "method = token"; §2.2: a server that receives an
+				// invalid request-line SHOULD respond with 400).
 				cn.closing = true
 				return consumed, err
 			}

@@ -582,10 +582,14 @@ func (c *Conn) startRequest(s *stream) {
 	switch {
 	case s.remoteDone:
 		c.dispatch(s)
-	case s.inline && s.declLen <= maxInlineBody:
+	case s.inline && s.declLen <= maxInlineBody && !s.tunnel:
 		s.buffering = true // streamed instead if it grows past maxInlineBody
 	default:
-		s.inline = false // a body to stream: reading it would block the loop
+		// A body to stream: reading it would block the loop. A tunnel's DATA
+		// never ends while it is open, so waiting for the whole of it to run
+		// the handler inline (a refusal of the extended CONNECT) would never
+		// answer.
+		s.inline = false
 		r.BodyReader = &s.reader
 		c.dispatch(s)
 	}

@@ -79,7 +79,11 @@ func (r Result) String() string {
 }
 
 // maxMethods bounds the distinct methods of one router: the Allow set is a bit mask.
-const maxMethods = 64
+const maxMethods = 63
+
+// optionsBit marks an Allow mask built for an OPTIONS lookup with AllowOptions
+// (the bit no method has).
+const optionsBit = 1 << 63
 
 // maxAllowCache bounds the cached Allow strings. Which method sets occur is fixed by
 // the route set (not by requests), so this is only a backstop; past it a 405 builds
@@ -108,6 +112,11 @@ type Router[H any] struct {
 
 	allowMu sync.Mutex                        // serialises writers of allow
 	allow   atomic.Pointer[map[uint64]string] // copy-on-write Allow cache: mask -> value
+
+	// AllowOptions adds OPTIONS to the Allow value of an OPTIONS lookup that
+	// finds no OPTIONS route: the caller answers that request itself. Set it
+	// during setup, before the first Lookup.
+	AllowOptions bool
 }
 
 // New returns an empty router.
@@ -229,6 +238,9 @@ func (r *Router[H]) Lookup(method, path string, ps *Params) (h H, res Result, al
 	if mask == 0 {
 		return h, NotFound, ""
 	}
+	if method == "OPTIONS" && r.AllowOptions {
+		mask |= optionsBit
+	}
 	return h, MethodNotAllowed, r.allowValue(mask)
 }
 
@@ -266,10 +278,11 @@ func lenMap(m *map[uint64]string) int {
 }
 
 // buildAllow builds the Allow value of a method mask: the methods sorted and joined
-// by ", ", plus HEAD when GET is present (GET routes serve HEAD, RFC 9110 §9.3.2).
+// by ", ", plus HEAD when GET is present (GET routes serve HEAD, RFC 9110 §9.3.2)
+// and OPTIONS for optionsBit.
 func (r *Router[H]) buildAllow(mask uint64) string {
 	var ms []string
-	hasHead, hasGet := false, false
+	hasHead, hasGet, hasOptions := false, false, false
 	for i := range r.trees {
 		t := &r.trees[i]
 		if mask&(1<<t.bit) == 0 {
@@ -278,9 +291,13 @@ func (r *Router[H]) buildAllow(mask uint64) string {
 		ms = append(ms, t.method)
 		hasHead = hasHead || t.method == "HEAD"
 		hasGet = hasGet || t.method == "GET"
+		hasOptions = hasOptions || t.method == "OPTIONS"
 	}
 	if hasGet && !hasHead {
 		ms = append(ms, "HEAD")
+	}
+	if mask&optionsBit != 0 && !hasOptions {
+		ms = append(ms, "OPTIONS")
 	}
 	sort.Strings(ms)
 	return strings.Join(ms, ", ")

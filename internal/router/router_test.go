@@ -413,3 +413,28 @@ func TestResultString(t *testing.T) {
 		}
 	}
 }
+
+// AllowOptions lists OPTIONS in the Allow value of an OPTIONS lookup (the caller
+// answers it); other lookups' Allow values list the routes' methods only.
+func TestAllowOptions(t *testing.T) {
+	for _, tt := range []struct {
+		name, method string
+		on           bool
+		allow        string
+	}{
+		{name: "off", method: "OPTIONS", on: false, allow: "GET, HEAD, POST"},
+		{name: "on", method: "OPTIONS", on: true, allow: "GET, HEAD, OPTIONS, POST"},
+		{name: "on, other method", method: "DELETE", on: true, allow: "GET, HEAD, POST"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := New[string]()
+			r.AllowOptions = tt.on
+			r.Add("GET", "/x", "g")
+			r.Add("POST", "/x", "p")
+			_, res, allow := r.Lookup(tt.method, "/x", nil)
+			if res != MethodNotAllowed || allow != tt.allow {
+				t.Fatalf("%v %q, want MethodNotAllowed %q", res, allow, tt.allow)
+			}
+		})
+	}
+}

@@ -20,8 +20,8 @@ import (
 // HTTP/2, its stream) to a Conn built by NewConn: from then on Conn is that
 // transport's protocol (httpmsg.Proto). OnData feeds the Reader, which unmasks
 // frames into the Conn's buffers: a ping is answered at once from the loop, a
-// close is answered
-// and ends the connection, and each complete data message is queued: a small one
+// close is answered and ends the connection (once the application answered the
+// messages that came before it), and each complete data message is queued: a small one
 // copied into one of the connection's small buffers, a large one in the pooled
 // buffer (internal/bufpool) the reader unmasked it into, handed over. Once OnData
 // queued messages it yields once, so that the worker answers on the loop's thread
@@ -148,6 +148,7 @@ type Conn struct {
 	// closeReq is a close the application asked for, sent by the loop; guarded by mu.
 	closeReq  []byte
 	wantClose bool
+	draining  bool // guarded by mu: the close is the server's shutdown (Drain)
 	// failReq is the close frame that fails the connection after a protocol
 	// error, sent once the application took the messages that came before the
 	// bad frame (and wrote its answers); failSeen: a blocking handler got to the
@@ -238,6 +239,21 @@ func (c *Conn) OnData(in []byte) (int, error) {
 		if errors.Is(err, errCloseDone) {
 			return len(in), errCloseDone
 		}
+		if errors.Is(err, errClosePending) {
+			// The close reply waits for the application's answers to the
+			// messages before the peer's close (Control); the peer sends
+			// nothing after its close frame (RFC 6455 §5.5.1), so the rest
+			// of the input is dropped.
+			c.failed = true
+			c.handed = false
+			c.mu.Lock()
+			c.taking = true
+			c.mu.Unlock()
+			runtime.Gosched()
+			c.takeOut()
+			c.sendFail(false)
+			return len(in), nil
+		}
 		c.fail(CloseCodeFor(err), err.Error())
 		return len(in), nil
 	}
@@ -246,6 +262,11 @@ func (c *Conn) OnData(in []byte) (int, error) {
 
 // errCloseDone ends the connection after the close handshake.
 var errCloseDone = errors.New("websocket: closed")
+
+// errClosePending stops reading after the peer's close frame while the
+// application still has messages that came before it: the close reply goes out
+// once the application answered them (sendFail).
+var errClosePending = errors.New("websocket: close reply pending")
 
 // Message queues a complete message for the application (Events; loop).
 func (c *Conn) Message(op Opcode, p []byte, comp bool) error {
@@ -289,23 +310,50 @@ func (c *Conn) Control(op Opcode, p []byte) error {
 		}
 	case OpClose:
 		code, reason, _ := ParseClose(p)
+		// RFC 6455 §5.5.1: echo the status code; then the server closes the
+		// TCP connection first (§7.1.1).
+		reply := code
+		if reply == CloseNoStatus {
+			reply = CloseNormal
+		}
 		c.mu.Lock()
 		if c.peerErr == nil {
 			c.peerErr = &CloseError{Code: code, Reason: string(reason)}
 		}
 		c.setClose(code, string(reason))
+		// Messages that arrived before the close are the application's: it
+		// gets them, and its answers go out before the close reply (§5.5.1:
+		// the endpoint "MAY delay sending a Close frame until its current
+		// message is sent"; every peer library echoes first, and Autobahn's
+		// case 7.1.1 expects it). They are pending while some are queued, a
+		// callback runs, or a blocking handler holds the last message it read
+		// (it has not come back to ReadMessage yet).
+		pending := c.qhead < len(c.queue) ||
+			c.app.Handler == nil && c.running ||
+			c.app.Handler != nil && c.current != nil
+		if pending && !c.closeSent && c.failReq == nil {
+			c.failReq = AppendClose(nil, reply, "")
+		}
 		c.cond.Broadcast()
 		c.mu.Unlock()
-		if !c.closeSent {
-			// RFC 6455 §5.5.1: echo the status code; then the server closes the
-			// TCP connection first (§7.1.1).
-			reply := code
-			if reply == CloseNoStatus {
-				reply = CloseNormal
-			}
-			c.closeSent = true
-			c.ctl = AppendClose(c.ctl, reply, "")
+		if c.closeSent {
+			return errCloseDone
 		}
+		if pending {
+			time.AfterFunc(closeTimeout, func() {
+				c.closeExpired.Store(true)
+				c.t.Wake()
+			})
+			return errClosePending
+		}
+		// What the application wrote before (answers to earlier messages
+		// that OnWake has not taken yet) goes out ahead of the close reply.
+		c.mu.Lock()
+		c.ctl = append(c.ctl, c.out...)
+		c.out = c.out[:0]
+		c.mu.Unlock()
+		c.closeSent = true
+		c.ctl = AppendClose(c.ctl, reply, "")
 		return errCloseDone
 	}
 	return nil // a pong needs no answer
@@ -448,15 +496,22 @@ func (c *Conn) DrainLevel() int {
 // Busy: a WebSocket connection is never closed by the HTTP idle timeout.
 func (c *Conn) Busy() bool { return true }
 
-// Drain answers a graceful shutdown: close 1001 (going away).
+// Drain answers a graceful shutdown: close 1001 (going away); the connection ends
+// when the client answers (RFC 6455 §7.1.2), or after closeTimeout. The engine
+// calls it on every wake-up of the connection while it drains, so only the first
+// call wakes the loop: a wake-up per call would keep the loop busy with this
+// connection and never read the client's close frame.
 func (c *Conn) Drain() {
 	c.mu.Lock()
-	if !c.wantClose && !c.gone {
-		c.wantClose = true
+	first := !c.wantClose && !c.gone
+	if first {
+		c.wantClose, c.draining = true, true
 		c.closeReq = AppendClose(nil, CloseGoingAway, "server shutting down")
 	}
 	c.mu.Unlock()
-	c.t.Wake()
+	if first {
+		c.t.Wake()
+	}
 }
 
 // OnClose ends the connection (httpmsg.Proto; loop).
@@ -637,10 +692,15 @@ func (c *Conn) ReadMessage() (Opcode, []byte, error) {
 		case c.failReq != nil:
 			c.failSeen = true // the loop sends the close frame after our answers
 			c.t.Wake()
+			if c.peerErr != nil {
+				return 0, nil, c.peerErr // the peer's close waits for its reply
+			}
 			return 0, nil, ErrClosed
 		case c.peerErr != nil:
 			return 0, nil, c.peerErr
-		case c.gone || c.wantClose:
+		case c.gone || c.wantClose && !c.draining:
+			// A shutdown's close (Drain) waits for the peer's answer, so
+			// that the handler learns its code (the case above).
 			return 0, nil, ErrClosed
 		case !c.readDL.IsZero() && !time.Now().Before(c.readDL):
 			return 0, nil, ErrDeadline

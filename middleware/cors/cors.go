@@ -1,10 +1,11 @@
 // Package cors implements Cross-Origin Resource Sharing (the Fetch standard's CORS
 // protocol, https://fetch.spec.whatwg.org/#http-cors-protocol).
 //
-// Register it with s.Use, not per route: a preflight is an OPTIONS request, and a
-// route that only has GET answers OPTIONS with 405 before per-route middleware runs.
-// Server middleware also wraps the 404 and 405 answers, so the preflight is answered
-// there.
+// Register it with s.Use, not per route: a preflight is an OPTIONS request, and on
+// a path without an OPTIONS route the server answers OPTIONS itself (204 with
+// Allow, or 405 with Config.DisableAutoOptions) without running per-route
+// middleware. Server middleware wraps those answers and the 404s, so the preflight
+// is answered there.
 //
 // What the middleware does with a request:
 //
