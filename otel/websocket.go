@@ -7,7 +7,10 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/celeris-dev/celeris"
+	"github.com/celeris-dev/celeris/internal/hook"
 )
+
+func init() { hook.MarkTunnel(WebSocket(nil)) }
 
 // WebSocketSpanName is the name of the span WebSocket makes.
 const WebSocketSpanName = "WebSocket upgrade"
@@ -41,6 +44,11 @@ const WebSocketSpanName = "WebSocket upgrade"
 //			// spans started from ctx join the upgrade's trace
 //		})
 //	}))
+//
+// Routes built with WebSocket count as WebSocket routes when the server decides
+// whether to advertise RFC 8441 extended CONNECT on HTTP/2.
+//
+//go:noinline
 func WebSocket(next celeris.HandlerFunc, opts ...Option) celeris.HandlerFunc {
 	cfg := newConfig(opts)
 	tracer := cfg.TracerProvider.Tracer(scopeName, trace.WithSchemaURL(semconv.SchemaURL))
