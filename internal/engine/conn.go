@@ -19,26 +19,6 @@ import (
 // h2Preface is the HTTP/2 client connection preface (RFC 9113 §3.4).
 var h2Preface = []byte("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
 
-// Drainer is implemented by protocols that can finish gracefully: stop taking new
-// requests, let in-flight ones finish, then close.
-type Drainer interface {
-	Drain()
-}
-
-// Upgrader is implemented by a protocol (h1) that can hand its connection over to
-// another (h2c): after OnData returns ErrUpgrade, TakeUpgrade gives the upgrading
-// request and the decoded HTTP2-Settings payload.
-type Upgrader interface {
-	TakeUpgrade() (req *httpmsg.Request, settings []byte)
-}
-
-// Switcher is implemented by a protocol (h1) whose handler switched the connection
-// to another protocol (a 101 answer, WebSocket): after OnData or OnWake returned
-// ErrUpgrade, TakeSwitch builds it, or returns nil when the switch is h2c's.
-type Switcher interface {
-	TakeSwitch() httpmsg.Proto
-}
-
 // ErrUpgrade is returned by OnData when the connection switches protocol.
 var ErrUpgrade = httpmsg.ErrUpgrade
 
@@ -145,7 +125,7 @@ func (c *conn) onTraffic() gnet.Action {
 		c.releaseOut()
 	}
 	outbound := c.gc.OutboundBuffered()
-	if fa, ok := c.proto.(flushAware); ok {
+	if fa, ok := c.proto.(httpmsg.FlushObserver); ok {
 		fa.AfterFlush(outbound)
 	}
 	if outbound > 0 || drained >= 0 {
@@ -190,7 +170,7 @@ func (c *conn) onTraffic() gnet.Action {
 // releaseOut empties the output batch once written, keeping its buffer for the
 // next batch unless it is large: above 1 MiB it is dropped (do not pin a large
 // buffer to an idle connection), and above bufpool.MinSize a protocol that says
-// so (outputPooler: WebSocket, whose large messages come and go) gets it pooled,
+// so (httpmsg.OutputPooler: WebSocket, whose large messages come and go) gets it pooled,
 // so that a steady stream of large messages neither allocates nor keeps a large
 // buffer per connection.
 func (c *conn) releaseOut() {
@@ -198,7 +178,7 @@ func (c *conn) releaseOut() {
 	case n > 1<<20:
 		c.out = nil
 	case n >= bufpool.MinSize:
-		if _, ok := c.proto.(outputPooler); ok {
+		if _, ok := c.proto.(httpmsg.OutputPooler); ok {
 			bufpool.Put(c.out)
 			c.out = nil
 			return
@@ -207,18 +187,6 @@ func (c *conn) releaseOut() {
 	default:
 		c.out = c.out[:0]
 	}
-}
-
-// outputPooler is implemented by protocols whose large output batches go back to
-// bufpool once written (releaseOut).
-type outputPooler interface {
-	PoolOutput()
-}
-
-// flushAware is implemented by protocols that want to know how much output the
-// engine still holds after each write (HTTP/1.1 streaming back-pressure).
-type flushAware interface {
-	AfterFlush(outbound int)
 }
 
 // updateWriteDeadline: while output is pending, the connection must make write
@@ -276,13 +244,13 @@ func (c *conn) readAll() error {
 		n, err := c.proto.OnData(buf)
 		c.consume(n, fromGnet)
 		if err == ErrUpgrade {
-			if sw, ok := c.proto.(Switcher); ok {
+			if sw, ok := c.proto.(httpmsg.ProtoSwitcher); ok {
 				if p := sw.TakeSwitch(); p != nil {
 					c.proto = p
 					continue
 				}
 			}
-			up, ok := c.proto.(Upgrader)
+			up, ok := c.proto.(httpmsg.Upgrader)
 			if !ok || c.eng.cfg.Upgrade == nil {
 				return err
 			}
@@ -303,7 +271,7 @@ func (c *conn) readAll() error {
 
 // switchProto installs the protocol a handler switched to after OnWake said so.
 func (c *conn) switchProto() error {
-	if sw, ok := c.proto.(Switcher); ok {
+	if sw, ok := c.proto.(httpmsg.ProtoSwitcher); ok {
 		if p := sw.TakeSwitch(); p != nil {
 			c.proto = p
 			return nil
@@ -340,7 +308,7 @@ func (c *conn) sniff(buf []byte) bool {
 var http505 = []byte("HTTP/1.1 505 HTTP Version Not Supported\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: 26\r\nConnection: close\r\n\r\nHTTP/2 is not enabled here")
 
 func (c *conn) drainProto() {
-	if d, ok := c.proto.(Drainer); ok {
+	if d, ok := c.proto.(httpmsg.Drainer); ok {
 		d.Drain()
 		return
 	}
@@ -368,7 +336,7 @@ func (c *conn) updateDeadline() {
 	switch {
 	case c.proto != nil && c.proto.Busy():
 		c.partialSince = 0
-		if ab, ok := c.proto.(bodyAwaiter); ok && ab.AwaitingBody() {
+		if ab, ok := c.proto.(httpmsg.BodyAwaiter); ok && ab.AwaitingBody() {
 			// A handler waits for a streamed request body: the client must keep
 			// sending within the idle timeout (a stalled upload must not hold a
 			// worker and the connection forever).
@@ -388,12 +356,6 @@ func (c *conn) updateDeadline() {
 		c.partialSince = 0
 		c.deadline.Store(now + int64(c.eng.cfg.IdleTimeout))
 	}
-}
-
-// bodyAwaiter is implemented by protocols that can tell when a handler waits for
-// request body bytes from the client.
-type bodyAwaiter interface {
-	AwaitingBody() bool
 }
 
 // loopState is one event loop's queue of connections woken by handler goroutines.

@@ -100,7 +100,7 @@ type Conn struct {
 	waiters int    // streaming handlers waiting in waitOutput
 	outCond sync.Cond
 
-	outbound func() int           // engine's unsent output (event loop only); nil if unknown
+	outbound func() int           // engine's unsent output (httpmsg.OutboundReporter; event loop only); nil if unknown
 	dr       httpmsg.DirectRunner // the engine can run a batch on the connection's goroutine; nil if not
 	outHeld  bool                 // event loop: parsing waits for the output to drain
 
@@ -112,9 +112,7 @@ func NewConn(c httpmsg.Conn, cfg *ServerConfig) *Conn {
 	cn := &Conn{c: c, cfg: cfg, lim: cfg.Limits}
 	cn.task.conn = cn
 	cn.outCond.L = &cn.mu
-	if ob, ok := c.(interface{ OutboundBuffered() int }); ok {
-		cn.outbound = ob.OutboundBuffered
-	}
+	cn.outbound = httpmsg.Outbound(c)
 	cn.tls = httpmsg.TLSState(c)
 	cn.dr, _ = c.(httpmsg.DirectRunner)
 	return cn

@@ -16,21 +16,6 @@ import (
 	"github.com/celeris-dev/celeris/internal/httpmsg"
 )
 
-// The optional protocol interfaces the gnet engine uses, with the same meaning
-// (see internal/engine). Go interfaces are structural: h1.Conn and h2.Conn satisfy
-// these without knowing this package.
-type (
-	drainer  interface{ Drain() }
-	upgrader interface {
-		TakeUpgrade() (*httpmsg.Request, []byte)
-	}
-	flushAware  interface{ AfterFlush(outbound int) }
-	drainWaiter interface{ DrainLevel() int }
-	bodyAwaiter interface{ AwaitingBody() bool }
-	afterEOF    interface{ InputEnded() bool }
-	bodyAborter interface{ AbortBody() }
-)
-
 // h2Preface is the HTTP/2 client connection preface (RFC 9113 §3.4).
 var h2Preface = []byte("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
 
@@ -278,9 +263,9 @@ func (c *conn) loop() error {
 			}
 		}
 		if c.eof && err == nil && c.proto != nil && c.r == c.w {
-			if ab, ok := c.proto.(bodyAwaiter); ok && ab.AwaitingBody() {
+			if ab, ok := c.proto.(httpmsg.BodyAwaiter); ok && ab.AwaitingBody() {
 				// A handler reads a streamed body whose rest will never come.
-				if a, ok := c.proto.(bodyAborter); ok {
+				if a, ok := c.proto.(httpmsg.BodyAborter); ok {
 					a.AbortBody()
 				}
 			}
@@ -340,7 +325,7 @@ func (c *conn) feed() error {
 			if c.takeSwitch() {
 				continue
 			}
-			up, ok := c.proto.(upgrader)
+			up, ok := c.proto.(httpmsg.Upgrader)
 			if !ok || c.eng.cfg.Upgrade == nil {
 				return err
 			}
@@ -381,7 +366,7 @@ func (c *conn) sniff(buf []byte) bool {
 }
 
 func (c *conn) drainProto() {
-	if d, ok := c.proto.(drainer); ok {
+	if d, ok := c.proto.(httpmsg.Drainer); ok {
 		d.Drain()
 		return
 	}
@@ -407,12 +392,12 @@ func (c *conn) flush() {
 		}
 	}
 	pending := c.OutboundBuffered()
-	if fa, ok := c.proto.(flushAware); ok {
+	if fa, ok := c.proto.(httpmsg.FlushObserver); ok {
 		fa.AfterFlush(pending)
 	}
 	level := -1
 	if pending > 0 {
-		if dw, ok := c.proto.(drainWaiter); ok {
+		if dw, ok := c.proto.(httpmsg.DrainWaiter); ok {
 			level = dw.DrainLevel()
 		}
 	}
@@ -626,7 +611,7 @@ func (c *conn) inputEnded() error {
 	if c.proto == nil {
 		return io.EOF
 	}
-	p, serves := c.proto.(afterEOF) // HTTP/2 cannot serve past the end of input
+	p, serves := c.proto.(httpmsg.InputEnder) // HTTP/2 cannot serve past the end of input
 	owed := serves && p.InputEnded()
 	if !owed || !serves {
 		c.closing = true
@@ -649,7 +634,7 @@ func (c *conn) deadline(now int64) int64 {
 		return 0
 	case c.proto != nil && c.proto.Busy():
 		c.partialSince = 0
-		if ab, ok := c.proto.(bodyAwaiter); ok && ab.AwaitingBody() {
+		if ab, ok := c.proto.(httpmsg.BodyAwaiter); ok && ab.AwaitingBody() {
 			if c.lastProgress == 0 {
 				c.lastProgress = now
 			}

@@ -217,9 +217,15 @@ func (e *Engine) accept(ln net.Listener) error {
 	}
 }
 
+// temporary is an accept error that says whether a retry may succeed (net.Error's
+// deprecated Temporary, still the only way to tell EMFILE and ECONNABORTED).
+type temporary interface {
+	Temporary() bool
+}
+
 // isTemporary reports accept errors worth a retry (EMFILE, ECONNABORTED...).
 func isTemporary(err error) bool {
-	t, ok := err.(interface{ Temporary() bool })
+	t, ok := err.(temporary)
 	return ok && t.Temporary()
 }
 

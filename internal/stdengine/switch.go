@@ -8,16 +8,10 @@ import (
 	"github.com/celeris-dev/celeris/internal/httpmsg"
 )
 
-// switcher is implemented by a protocol (h1) whose handler switched the
-// connection to another protocol (a 101 answer, WebSocket): see internal/engine.
-type switcher interface {
-	TakeSwitch() httpmsg.Proto
-}
-
 // takeSwitch installs the protocol a handler switched to; false when the switch
 // is not a handler's (h2c).
 func (c *conn) takeSwitch() bool {
-	sw, ok := c.proto.(switcher)
+	sw, ok := c.proto.(httpmsg.ProtoSwitcher)
 	if !ok {
 		return false
 	}
@@ -67,5 +61,3 @@ func (hijacked) OnData(in []byte) (int, error) { return len(in), nil }
 func (hijacked) OnWake() error                 { return nil }
 func (hijacked) OnClose(error)                 {}
 func (hijacked) Busy() bool                    { return false }
-
-var _ httpmsg.Hijacker = (*conn)(nil)
