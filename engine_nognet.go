@@ -2,10 +2,12 @@
 
 package celeris
 
+import "github.com/celeris-dev/celeris/internal/protoselect"
+
 // gnetAvailable: gnet's event loops do not run on this OS (Windows): every
 // listener uses the std engine.
 const gnetAvailable = false
 
-func (s *Server) newGnetEngine(string, protocols) servingEngine {
+func (s *Server) newGnetEngine(string, protoselect.Protocols) servingEngine {
 	panic("celeris: gnet is not available on this OS")
 }

@@ -3,7 +3,6 @@
 package engine
 
 import (
-	"bytes"
 	"context"
 	"net"
 	"runtime"
@@ -15,12 +14,6 @@ import (
 	"github.com/celeris-dev/celeris/internal/bufpool"
 	"github.com/celeris-dev/celeris/internal/httpmsg"
 )
-
-// h2Preface is the HTTP/2 client connection preface (RFC 9113 §3.4).
-var h2Preface = []byte("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
-
-// ErrUpgrade is returned by OnData when the connection switches protocol.
-var ErrUpgrade = httpmsg.ErrUpgrade
 
 // conn is one connection's engine-side state.
 type conn struct {
@@ -97,8 +90,8 @@ func (c *conn) onTraffic() gnet.Action {
 		c.woken.Store(false)
 		if c.proto != nil && !c.closing {
 			err = c.proto.OnWake()
-			if err == ErrUpgrade {
-				err = c.switchProto()
+			if err == httpmsg.ErrUpgrade {
+				err = c.nextProto()
 			}
 		}
 		if err == nil && c.drain.Load() && !c.closing {
@@ -227,39 +220,28 @@ func (c *conn) writeOut() {
 	_, _ = c.gc.Write(c.out)
 }
 
-// readAll feeds everything buffered to the protocol, switching protocol when the
-// preface or an h2c upgrade says so.
+// readAll feeds everything buffered to the protocol, which protoselect chooses
+// from the first bytes and replaces when the protocol hands over.
 func (c *conn) readAll() error {
 	for {
 		buf, fromGnet := c.peek()
 		if len(buf) == 0 {
 			return nil
 		}
-		if c.proto == nil && !c.sniff(buf) {
-			return nil // not enough bytes to tell yet
+		if c.proto == nil {
+			if c.proto = c.eng.cfg.Protocols.Choose(c, buf); c.proto == nil {
+				return nil // not enough bytes to tell yet
+			}
 		}
 		if c.wantClose {
 			return nil
 		}
 		n, err := c.proto.OnData(buf)
 		c.consume(n, fromGnet)
-		if err == ErrUpgrade {
-			if sw, ok := c.proto.(httpmsg.ProtoSwitcher); ok {
-				if p := sw.TakeSwitch(); p != nil {
-					c.proto = p
-					continue
-				}
-			}
-			up, ok := c.proto.(httpmsg.Upgrader)
-			if !ok || c.eng.cfg.Upgrade == nil {
+		if err == httpmsg.ErrUpgrade {
+			if err = c.nextProto(); err != nil {
 				return err
 			}
-			req, settings := up.TakeUpgrade()
-			p, uerr := c.eng.cfg.Upgrade(c, req, settings)
-			if uerr != nil {
-				return uerr
-			}
-			c.proto = p
 			continue
 		}
 		if err != nil || n < len(buf) || n == 0 {
@@ -269,43 +251,16 @@ func (c *conn) readAll() error {
 	}
 }
 
-// switchProto installs the protocol a handler switched to after OnWake said so.
-func (c *conn) switchProto() error {
-	if sw, ok := c.proto.(httpmsg.ProtoSwitcher); ok {
-		if p := sw.TakeSwitch(); p != nil {
-			c.proto = p
-			return nil
-		}
+// nextProto installs the protocol that follows after the current one returned
+// httpmsg.ErrUpgrade (protoselect.Protocols.Next).
+func (c *conn) nextProto() error {
+	p, err := c.eng.cfg.Protocols.Next(c, c.proto)
+	if err != nil {
+		return err
 	}
-	return ErrUpgrade
+	c.proto = p
+	return nil
 }
-
-// sniff picks the protocol from the first bytes. It reports false while the bytes
-// are still a strict prefix of the HTTP/2 preface.
-func (c *conn) sniff(buf []byte) bool {
-	n := min(len(buf), len(h2Preface))
-	if bytes.Equal(buf[:n], h2Preface[:n]) {
-		if n < len(h2Preface) {
-			return false
-		}
-		if c.eng.cfg.NewH2 == nil {
-			// h2c disabled: answer as HTTP/1.1 would answer "PRI * HTTP/2.0".
-			if f := c.eng.cfg.RefuseH2; f != nil {
-				c.Write(f())
-			} else {
-				c.Write(http505)
-			}
-			c.wantClose = true
-			return true
-		}
-		c.proto = c.eng.cfg.NewH2(c)
-		return true
-	}
-	c.proto = c.eng.cfg.NewH1(c)
-	return true
-}
-
-var http505 = []byte("HTTP/1.1 505 HTTP Version Not Supported\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: 26\r\nConnection: close\r\n\r\nHTTP/2 is not enabled here")
 
 func (c *conn) drainProto() {
 	if d, ok := c.proto.(httpmsg.Drainer); ok {

@@ -1,9 +1,9 @@
 //go:build linux || darwin || dragonfly || freebsd || netbsd || openbsd
 
 // Package engine is the only importer of gnet. It runs the event loops, keeps each
-// connection's state in gnet's Conn.Context(), sniffs the protocol of a new connection
-// (the HTTP/2 client preface selects h2, anything else h1), and flushes each
-// connection's output batch once per loop iteration.
+// connection's state in gnet's Conn.Context(), has the protocol of a new connection
+// chosen from its first bytes (internal/protoselect), and flushes each connection's
+// output batch once per loop iteration.
 //
 // Life of a read (all on the connection's event loop):
 //
@@ -42,7 +42,7 @@ import (
 	"github.com/panjf2000/gnet/v2/pkg/socket"
 	"golang.org/x/sys/unix"
 
-	"github.com/celeris-dev/celeris/internal/httpmsg"
+	"github.com/celeris-dev/celeris/internal/protoselect"
 )
 
 // ErrStopped is the error a protocol's OnClose gets when the engine stops under it.
@@ -57,13 +57,8 @@ type Config struct {
 	IdleTimeout       time.Duration // default 60 s
 	Logger            *slog.Logger
 
-	// NewH1 and NewH2 build the protocol state machine of a new connection.
-	// NewH2 may be nil (h2c disabled): the preface then gets an error and close.
-	NewH1 func(c httpmsg.Conn) httpmsg.Proto
-	NewH2 func(c httpmsg.Conn) httpmsg.Proto
-	// RefuseH2 gives the answer to an HTTP/2 preface when NewH2 is nil (nil: a
-	// fixed 505); it runs on the event loop.
-	RefuseH2 func() []byte
+	// Protocols choose and build each connection's protocol (internal/protoselect).
+	Protocols protoselect.Protocols
 	// MaxBufferedInput bounds the bytes received but not yet consumed by the
 	// protocol (a pipelined flood while a handler runs, an upload faster than its
 	// handler reads); past it the engine stops reading the socket until the protocol
@@ -74,10 +69,6 @@ type Config struct {
 	// OnData call; it must exceed the largest request head or frame the protocol
 	// needs whole. Default 128 KiB.
 	PeekWindow int
-
-	// Upgrade builds the h2 protocol for an h1 connection that asked for h2c
-	// (nil: h2c disabled; h1 never asks then).
-	Upgrade func(c httpmsg.Conn, req *httpmsg.Request, settings []byte) (httpmsg.Proto, error)
 }
 
 // Engine serves connections with gnet.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/celeris-dev/celeris/internal/httpmsg"
+	"github.com/celeris-dev/celeris/internal/protoselect"
 )
 
 // hoardProto consumes nothing: every byte a client sends stays buffered, as when a
@@ -87,7 +88,7 @@ func startHoardEngine(t *testing.T, maxBuffered int) *Engine {
 		Addr:             "127.0.0.1:0",
 		EventLoops:       1,
 		MaxBufferedInput: maxBuffered,
-		NewH1:            func(httpmsg.Conn) httpmsg.Proto { return hoardProto{} },
+		Protocols:        protoselect.Protocols{NewH1: func(httpmsg.Conn) httpmsg.Proto { return hoardProto{} }},
 	})
 	errc := make(chan error, 1)
 	go func() { errc <- e.Run() }()

@@ -139,6 +139,12 @@ func (w *blockWriter) Write(p []byte) (int, error) {
 // the handlers of non-inline routes and must not be nil; cfg may be nil.
 func NewConn(nc httpmsg.Conn, h httpmsg.Handler, pool *work.Pool, cfg *Config) *Conn {
 	c := newConn(nc, h, pool, cfg)
+	if c.tls != nil && !tlsAdequate(c.tls) {
+		c.connError(frame.ConnError{Code: frame.ErrCodeInadequateSecurity, Reason: inadequateTLS})
+		c.flush()
+		nc.Close()
+		return c
+	}
 	c.writePreface()
 	c.flush()
 	return c

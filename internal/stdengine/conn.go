@@ -1,7 +1,6 @@
 package stdengine
 
 import (
-	"bytes"
 	"crypto/tls"
 	"errors"
 	"io"
@@ -15,9 +14,6 @@ import (
 
 	"github.com/celeris-dev/celeris/internal/httpmsg"
 )
-
-// h2Preface is the HTTP/2 client connection preface (RFC 9113 §3.4).
-var h2Preface = []byte("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
 
 // aLongTimeAgo is a read deadline in the past: it makes a pending Read return.
 var aLongTimeAgo = time.Unix(1, 0)
@@ -222,8 +218,8 @@ func (c *conn) loop() error {
 			}
 			if c.proto != nil && !c.closing {
 				err = c.proto.OnWake()
-				if err == httpmsg.ErrUpgrade && c.takeSwitch() {
-					err = nil
+				if err == httpmsg.ErrUpgrade {
+					err = c.nextProto()
 				}
 			}
 			if err == nil && c.drain.Load() && !c.closing {
@@ -296,8 +292,9 @@ func (c *conn) loop() error {
 	}
 }
 
-// feed presents the unconsumed input to the protocol, switching protocol when the
-// preface or an h2c upgrade says so (the gnet engine's readAll).
+// feed presents the unconsumed input to the protocol, which protoselect chooses
+// from the first bytes (in cleartext) and replaces when the protocol hands over
+// (the gnet engine's readAll).
 func (c *conn) feed() error {
 	for {
 		buf := c.in[c.r:c.w]
@@ -310,8 +307,10 @@ func (c *conn) feed() error {
 			// complete in it never will.
 			buf = buf[:min(len(buf), c.eng.cfg.PeekWindow)]
 		}
-		if c.proto == nil && !c.sniff(buf) {
-			return nil
+		if c.proto == nil {
+			if c.proto = c.eng.cfg.Protocols.Choose(c, buf); c.proto == nil {
+				return nil // a strict prefix of the HTTP/2 preface: wait for more
+			}
 		}
 		if c.wantClose {
 			return nil
@@ -322,19 +321,9 @@ func (c *conn) feed() error {
 			c.r, c.w = 0, 0
 		}
 		if err == httpmsg.ErrUpgrade {
-			if c.takeSwitch() {
-				continue
-			}
-			up, ok := c.proto.(httpmsg.Upgrader)
-			if !ok || c.eng.cfg.Upgrade == nil {
+			if err = c.nextProto(); err != nil {
 				return err
 			}
-			req, settings := up.TakeUpgrade()
-			p, uerr := c.eng.cfg.Upgrade(c, req, settings)
-			if uerr != nil {
-				return uerr
-			}
-			c.proto = p
 			continue
 		}
 		if err != nil || n < len(buf) || n == 0 {
@@ -343,26 +332,15 @@ func (c *conn) feed() error {
 	}
 }
 
-// sniff picks the protocol of a plaintext connection from its first bytes (the
-// HTTP/2 preface selects h2); false while they are a strict prefix of the preface.
-func (c *conn) sniff(buf []byte) bool {
-	n := min(len(buf), len(h2Preface))
-	if !bytes.Equal(buf[:n], h2Preface[:n]) {
-		c.proto = c.eng.cfg.NewH1(c)
-		return true
+// nextProto installs the protocol that follows after the current one returned
+// httpmsg.ErrUpgrade (protoselect.Protocols.Next).
+func (c *conn) nextProto() error {
+	p, err := c.eng.cfg.Protocols.Next(c, c.proto)
+	if err != nil {
+		return err
 	}
-	if n < len(h2Preface) {
-		return false
-	}
-	if c.eng.cfg.NewH2 == nil {
-		if f := c.eng.cfg.RefuseH2; f != nil {
-			c.Write(f())
-		}
-		c.wantClose = true
-		return true
-	}
-	c.proto = c.eng.cfg.NewH2(c)
-	return true
+	c.proto = p
+	return nil
 }
 
 func (c *conn) drainProto() {

@@ -4,24 +4,7 @@ import (
 	"errors"
 	"net"
 	"time"
-
-	"github.com/celeris-dev/celeris/internal/httpmsg"
 )
-
-// takeSwitch installs the protocol a handler switched to; false when the switch
-// is not a handler's (h2c).
-func (c *conn) takeSwitch() bool {
-	sw, ok := c.proto.(httpmsg.ProtoSwitcher)
-	if !ok {
-		return false
-	}
-	p := sw.TakeSwitch()
-	if p == nil {
-		return false
-	}
-	c.proto = p
-	return true
-}
 
 // errHijacked ends the owner of a connection that left the engine.
 var errHijacked = errors.New("stdengine: connection hijacked")
