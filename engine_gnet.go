@@ -10,6 +10,10 @@ import (
 // gnetAvailable: gnet's event loops run on this OS (epoll or kqueue).
 const gnetAvailable = true
 
+// checkGnet reports whether the gnet built in is laid out as the gnet engine
+// expects (engine.CheckLayout); a variable, so that tests simulate a mismatch.
+var checkGnet = engine.CheckLayout
+
 // newGnetEngine builds a gnet engine on addr.
 func (s *Server) newGnetEngine(addr string, p protoselect.Protocols) servingEngine {
 	return engine.New(engine.Config{

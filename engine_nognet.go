@@ -8,6 +8,9 @@ import "github.com/celeris-dev/celeris/internal/protoselect"
 // listener uses the std engine.
 const gnetAvailable = false
 
+// checkGnet is never asked where gnet is not built.
+var checkGnet = func() error { return nil }
+
 func (s *Server) newGnetEngine(string, protoselect.Protocols) servingEngine {
 	panic("celeris: gnet is not available on this OS")
 }

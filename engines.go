@@ -80,12 +80,21 @@ func (s *Server) newEngines(certFile, keyFile string, tlsOnly bool) error {
 			kind = EngineStd
 			if gnetAvailable && runtime.GOOS == "linux" {
 				kind = EngineGnet
+				if err := checkGnet(); err != nil {
+					// A gnet other than the one the engine reaches into: the std
+					// engine serves with every defence instead.
+					s.logger.Warn("celeris: serving with the std engine instead of gnet", "err", err)
+					kind = EngineStd
+				}
 			}
 		}
 		switch kind {
 		case EngineGnet:
 			if !gnetAvailable {
 				return fmt.Errorf("celeris: the gnet engine is not available on %s", runtime.GOOS)
+			}
+			if err := checkGnet(); err != nil {
+				return err
 			}
 			s.eng = s.newGnetEngine(s.cfg.Addr, s.plainProtocols())
 		case EngineStd:

@@ -119,9 +119,15 @@ func New(cfg Config) *Engine {
 	return e
 }
 
-// Run serves until Stop. It returns once the engine has stopped.
+// Run serves until Stop. It returns once the engine has stopped, or at once with
+// CheckLayout's error when gnet is not laid out as the engine expects.
 func (e *Engine) Run() error {
 	defer close(e.stopped)
+	if err := checkLayout(); err != nil {
+		// Never serve without the defences that need gnet's internals.
+		e.markBooted(err)
+		return err
+	}
 	addr := e.cfg.Addr
 	if e.cfg.ReusePort && e.cfg.EventLoops > 1 {
 		// gnet binds each loop's listener to the address as given: with port 0
@@ -264,14 +270,6 @@ func (e *Engine) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
 	if e.draining.Load() {
 		return nil, gnet.Close
 	}
-	pauseInit.Do(func() {
-		initPause(gc)
-		if !pauseOK || !outboundOK {
-			// Not silent: TestGnetHooksActive fails in CI for such a gnet version.
-			e.cfg.Logger.Warn("celeris: gnet's internals are not laid out as in v2.10.0: read back-pressure or detaching is off (docs/ARCHITECTURE.md, \"When gnet moves\")",
-				"pause", pauseOK, "detach", outboundOK)
-		}
-	})
 	c := &conn{gc: gc, eng: e, remote: gc.RemoteAddr()}
 	c.deadline.Store(e.now.Load() + int64(e.cfg.ReadHeaderTimeout))
 	gc.SetContext(c)
@@ -404,8 +402,6 @@ func (e *Engine) Drain() int {
 	}
 	return len(e.conns)
 }
-
-var pauseInit sync.Once
 
 // OpenConnections is the number of open connections.
 func (e *Engine) OpenConnections() int {

@@ -24,9 +24,9 @@ func (hoardProto) Busy() bool                 { return true }
 // TestGnetHooksActive fails when the gnet internals the engine reaches by reflection
 // (pause.go: the poller and poll attachment for read back-pressure, the outbound
 // buffer for detaching; unlisten_linux.go: the listeners for graceful shutdown) are
-// not where gnet v2.10.0 keeps them. The engine would then run without those
-// defences (it logs a warning); this test makes a gnet upgrade that moves them a red
-// CI instead of a silent loss. docs/ARCHITECTURE.md says what to do then.
+// not where gnet v2.10.0 keeps them. The engine would then refuse to run
+// (CheckLayout); this test makes a gnet upgrade that moves them a red CI first.
+// docs/ARCHITECTURE.md says what to do then.
 func TestGnetHooksActive(t *testing.T) {
 	e := startHoardEngine(t, 512<<10)
 	c, err := net.Dial("tcp", e.Addr().String())
