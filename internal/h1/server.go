@@ -184,12 +184,20 @@ func (cn *Conn) TakeUpgrade() (*httpmsg.Request, []byte) {
 	return r, s
 }
 
-// OnClose cancels the contexts of requests in progress, aborts a streamed body and
+// OnClose cancels the contexts of requests in progress, aborts a streamed body,
+// fails a worker's Hijack still waiting for the loop (ErrConnClosed) and
 // releases the connection's buffers.
 func (cn *Conn) OnClose(error) {
 	cn.mu.Lock()
 	cn.closed = true
 	cn.outCond.Broadcast()
+	if hj := cn.hijack; hj != nil {
+		// A worker's Hijack the loop will never serve (the connection closed
+		// after it asked): it must not wait for good, holding its worker.
+		cn.hijack = nil
+		hj.err = ErrConnClosed
+		close(hj.done)
+	}
 	if cn.busy {
 		for _, ex := range cn.batch {
 			if ex.cancel != nil {
