@@ -25,7 +25,7 @@ func TestHijackAfterClientReset(t *testing.T) {
 }
 
 func testHijackAfterClientReset(t *testing.T, e Engine) {
-	reset := make(chan struct{})   // the client reset its connection
+	reset := make(chan struct{})    // the client reset its connection
 	blocking := make(chan struct{}) // the inline handler holds the loop
 	result := make(chan error, 1)
 	_, addr := startServer(t, Config{Engine: e, EventLoops: 1, MaxWorkers: 2}, func(s *Server) {
