@@ -281,7 +281,11 @@ func (s *Server) start(certFile, keyFile string, tlsOnly bool) error {
 	}
 	engs := s.engines()
 	s.mu.Unlock()
-	return s.runEngines(engs)
+	err := s.runEngines(engs)
+	if !errors.Is(err, http.ErrServerClosed) {
+		s.pool.Stop() // a failed start: no Shutdown will come for it
+	}
+	return err
 }
 
 // runEngines runs every engine until all have stopped. One that fails to start
@@ -384,7 +388,11 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		}
 		break
 	}
-	stopCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	// Stopping closes what is left. It is bounded by ctx: once ctx ended, the
+	// engines are told to stop and Shutdown returns at once (Start returns when
+	// they stopped); a handler that ignores its cancelled context must not hold
+	// the caller past its deadline.
+	stopCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	var err error
 	for _, eng := range engs {

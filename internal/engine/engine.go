@@ -342,18 +342,29 @@ func (e *Engine) OnTick() (time.Duration, gnet.Action) {
 	return tickerPeriod, gnet.None
 }
 
-// Stop stops the engine: the listener and every connection close. Stopping a
-// stopped engine waits for it and returns nil.
+// Stop stops the engine: the listener and every connection close. It returns
+// once the engine stopped, or when ctx ends first (ctx's error; the engine
+// still stops, Run returns then). A ctx that already ended still starts the
+// stop. Stopping a stopped engine waits for it and returns nil.
 func (e *Engine) Stop(ctx context.Context) error {
 	select {
 	case <-e.booted:
-	case <-ctx.Done():
-		return ctx.Err()
+	default:
+		select {
+		case <-e.booted:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 	if e.bootErr != nil {
 		return e.bootErr
 	}
-	err := e.eng.Stop(ctx)
+	// gnet's Stop starts the shutdown, then polls every 500 ms until it is
+	// done: with a cancelled context it only starts it, and Run's return
+	// (stopped) says when it is done, at once.
+	trigger, cancel := context.WithCancel(context.Background())
+	cancel()
+	err := e.eng.Stop(trigger)
 	select {
 	case <-e.stopped:
 	case <-ctx.Done():

@@ -279,9 +279,13 @@ func (e *Engine) Drain() int {
 // Stop closes the listener and every connection and waits for Run to return.
 func (e *Engine) Stop(ctx context.Context) error {
 	select {
-	case <-e.booted:
-	case <-ctx.Done():
-		return ctx.Err()
+	case <-e.booted: // a ctx that already ended still stops a running engine
+	default:
+		select {
+		case <-e.booted:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 	if e.bootErr != nil {
 		return e.bootErr
