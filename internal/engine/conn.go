@@ -321,9 +321,27 @@ type loopState struct {
 	spare   []*conn // guarded by mu
 	pending bool    // guarded by mu: a drain task is queued on the loop
 
+	connMu sync.Mutex
+	conns  map[*conn]struct{} // guarded by connMu: the loop's open connections (detached ones included)
+
 	calls       uint32   // owned by the loop: callbacks since the loop last yielded
 	freeIn      [][]byte // owned by the loop: empty input buffers for reuse (input.go)
 	freeInBytes int      // owned by the loop: their capacity in all
+}
+
+// keep lists c among the loop's open connections.
+func (ls *loopState) keep(c *conn) {
+	ls.connMu.Lock()
+	ls.conns[c] = struct{}{}
+	ls.connMu.Unlock()
+}
+
+// forget removes c once it is closed (gnet closed it, or its detached writer
+// finished).
+func (ls *loopState) forget(c *conn) {
+	ls.connMu.Lock()
+	delete(ls.conns, c)
+	ls.connMu.Unlock()
 }
 
 // yieldEvery is how many callbacks a busy loop runs between two runtime.Gosched.

@@ -220,9 +220,7 @@ func (d *detached) writer(c *conn) {
 		}
 	}
 	_ = d.f.Close()
-	c.eng.mu.Lock()
-	delete(c.eng.conns, c)
-	c.eng.mu.Unlock()
+	c.loop.forget(c)
 }
 
 // writeSlice is the most a detached connection's writer writes under one deadline.

@@ -89,9 +89,11 @@ type Engine struct {
 
 	now atomic.Int64 // coarse clock, unix nanoseconds, refreshed by the ticker
 
-	mu    sync.Mutex
-	conns map[*conn]struct{}            // every open connection, for the ticker and shutdown
-	loops map[gnet.EventLoop]*loopState // wake-up queues, one per event loop
+	// loops holds each event loop's state (gnet.EventLoop -> *loopState): its
+	// wake-up queue and its open connections. Connections are kept per loop,
+	// each set under its loop's lock, so that the ticker's walk over one loop's
+	// connections never holds up opens and closes on the others.
+	loops sync.Map
 }
 
 // New returns an engine; Run starts it.
@@ -114,7 +116,7 @@ func New(cfg Config) *Engine {
 	if cfg.MaxBufferedInput <= 0 {
 		cfg.MaxBufferedInput = 512 << 10
 	}
-	e := &Engine{cfg: cfg, booted: make(chan struct{}), stopped: make(chan struct{}), conns: make(map[*conn]struct{}), loops: make(map[gnet.EventLoop]*loopState)}
+	e := &Engine{cfg: cfg, booted: make(chan struct{}), stopped: make(chan struct{})}
 	e.now.Store(time.Now().UnixNano())
 	return e
 }
@@ -273,16 +275,8 @@ func (e *Engine) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
 	c := &conn{gc: gc, eng: e, remote: gc.RemoteAddr()}
 	c.deadline.Store(e.now.Load() + int64(e.cfg.ReadHeaderTimeout))
 	gc.SetContext(c)
-	el := gc.EventLoop()
-	e.mu.Lock()
-	ls := e.loops[el]
-	if ls == nil {
-		ls = &loopState{el: el}
-		e.loops[el] = ls
-	}
-	c.loop = ls
-	e.conns[c] = struct{}{}
-	e.mu.Unlock()
+	c.loop = e.loopOf(gc.EventLoop())
+	c.loop.keep(c)
 	return nil, gnet.None
 }
 
@@ -303,9 +297,7 @@ func (e *Engine) OnClose(gc gnet.Conn, err error) gnet.Action {
 	if c.proto != nil {
 		c.proto.OnClose(err)
 	}
-	e.mu.Lock()
-	delete(e.conns, c)
-	e.mu.Unlock()
+	c.loop.forget(c)
 	return gnet.None
 }
 
@@ -322,23 +314,25 @@ func (e *Engine) OnTick() (time.Duration, gnet.Action) {
 	now := time.Now().UnixNano()
 	e.now.Store(now)
 	e.markBooted(nil)
-	e.mu.Lock()
-	for c := range e.conns {
-		if c.det.Load() != nil {
-			continue // gnet no longer has it; its writer has a deadline
+	e.eachLoop(func(ls *loopState) {
+		ls.connMu.Lock()
+		defer ls.connMu.Unlock()
+		for c := range ls.conns {
+			if c.det.Load() != nil {
+				continue // gnet no longer has it; its writer has a deadline
+			}
+			// CompareAndSwap: the loop may have published a new deadline meanwhile.
+			if d := c.deadline.Load(); d != 0 && now > d && c.deadline.CompareAndSwap(d, 0) {
+				_ = c.gc.Close()
+				continue
+			}
+			if c.pendingOut.Load() {
+				// gnet signals nothing when its output drains: poll, so a protocol
+				// holding data back (HTTP/2 flow of a slow reader) resumes.
+				c.Wake()
+			}
 		}
-		// CompareAndSwap: the loop may have published a new deadline meanwhile.
-		if d := c.deadline.Load(); d != 0 && now > d && c.deadline.CompareAndSwap(d, 0) {
-			_ = c.gc.Close()
-			continue
-		}
-		if c.pendingOut.Load() {
-			// gnet signals nothing when its output drains: poll, so a protocol
-			// holding data back (HTTP/2 flow of a slow reader) resumes.
-			c.Wake()
-		}
-	}
-	e.mu.Unlock()
+	})
 	return tickerPeriod, gnet.None
 }
 
@@ -382,20 +376,22 @@ func (e *Engine) Stop(ctx context.Context) error {
 // writers return at once. When the loops are gone (stopped), the protocols that
 // were still serving are closed here, since no loop will do it.
 func (e *Engine) abortDetached(stopped bool) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	for c := range e.conns {
-		d := c.det.Load()
-		if d == nil {
-			continue
+	e.eachLoop(func(ls *loopState) {
+		ls.connMu.Lock()
+		defer ls.connMu.Unlock()
+		for c := range ls.conns {
+			d := c.det.Load()
+			if d == nil {
+				continue
+			}
+			d.abort()
+			if stopped && !c.closed.Load() {
+				c.closed.Store(true)
+				c.proto.OnClose(ErrStopped)
+			}
+			delete(ls.conns, c)
 		}
-		d.abort()
-		if stopped && !c.closed.Load() {
-			c.closed.Store(true)
-			c.proto.OnClose(ErrStopped)
-		}
-		delete(e.conns, c)
-	}
+	})
 }
 
 // Drain makes the engine refuse new connections, asks every connection's protocol
@@ -406,17 +402,42 @@ func (e *Engine) Drain() int {
 	if e.draining.CompareAndSwap(false, true) {
 		e.unlisten()
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	for c := range e.conns {
-		c.requestDrain()
-	}
-	return len(e.conns)
+	n := 0
+	e.eachLoop(func(ls *loopState) {
+		ls.connMu.Lock()
+		defer ls.connMu.Unlock()
+		for c := range ls.conns {
+			c.requestDrain()
+		}
+		n += len(ls.conns)
+	})
+	return n
 }
 
 // OpenConnections is the number of open connections.
 func (e *Engine) OpenConnections() int {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return len(e.conns)
+	n := 0
+	e.eachLoop(func(ls *loopState) {
+		ls.connMu.Lock()
+		n += len(ls.conns)
+		ls.connMu.Unlock()
+	})
+	return n
+}
+
+// loopOf returns el's state, made on el's first connection.
+func (e *Engine) loopOf(el gnet.EventLoop) *loopState {
+	if v, ok := e.loops.Load(el); ok {
+		return v.(*loopState)
+	}
+	v, _ := e.loops.LoadOrStore(el, &loopState{el: el, conns: make(map[*conn]struct{})})
+	return v.(*loopState)
+}
+
+// eachLoop calls f for every event loop that has had a connection.
+func (e *Engine) eachLoop(f func(ls *loopState)) {
+	e.loops.Range(func(_, v any) bool {
+		f(v.(*loopState))
+		return true
+	})
 }
