@@ -57,6 +57,10 @@ type conn struct {
 	wantClose    bool  // the protocol asked to close after the flush
 	closing      bool  // close once the writer wrote everything
 	eof          bool  // the client's input ended; serving what is owed
+	// failed is the error of an input that failed together with a direct run
+	// that then detached: the new owner serves what is owed without reading,
+	// then closes with it.
+	failed error
 	partialSince int64 // when the pending partial input began, unix ns
 	lastProgress int64 // when input was last consumed, unix ns
 	lastActive   int64 // when the connection last read or answered, unix ns
@@ -227,7 +231,7 @@ func (c *conn) loop() error {
 			}
 		}
 		stalled := false
-		if err == nil && !c.wantClose && !c.closing {
+		if err == nil && !c.wantClose && !c.closing && c.failed == nil {
 			before := c.w - c.r
 			err = c.feed()
 			if c.w-c.r < before {
@@ -245,14 +249,20 @@ func (c *conn) loop() error {
 				c.flush()
 			}
 			c.emit()
+			// The input may have failed too (a malformed request pipelined
+			// behind the one that runs): the error goes with the loop if the
+			// run detaches, so that the new owner closes with it once the
+			// handler answered (set before the run: a detach starts the new
+			// owner from inside it).
+			c.failed = err
 			if !c.runDirect(t) {
 				return errMoved
 			}
 			if err == nil {
 				continue
 			}
-			// The input also failed (no protocol does both today): take the
-			// handler's answer now, to write it before closing.
+			// The run ended here: take the handler's answer now, to write it
+			// before closing.
 			c.woken.Store(false)
 			if werr := c.proto.OnWake(); werr != nil && werr != httpmsg.ErrUpgrade {
 				err = werr
@@ -267,6 +277,9 @@ func (c *conn) loop() error {
 			}
 		}
 		c.flush()
+		if err == nil && c.failed != nil && c.proto != nil && !c.proto.Busy() {
+			err = c.failed // the detached handler answered: close as the input said
+		}
 		if err != nil || c.wantClose {
 			c.closing = true
 		}
@@ -461,9 +474,10 @@ func (c *conn) wait() error {
 	if dl != 0 && now >= dl {
 		return errTimeout
 	}
-	if c.eof || c.w-c.r >= c.eng.cfg.MaxBufferedInput {
-		// Nothing to read (the input ended), or enough unconsumed input: TCP flow
-		// control pushes back on the client while the protocol catches up.
+	if c.eof || c.failed != nil || c.w-c.r >= c.eng.cfg.MaxBufferedInput {
+		// Nothing to read (the input ended, or failed), or enough unconsumed
+		// input: TCP flow control pushes back on the client while the protocol
+		// catches up.
 		return c.waitWake(dl, now)
 	}
 	c.makeRoom()
