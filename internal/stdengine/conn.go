@@ -52,15 +52,11 @@ type conn struct {
 	r, w   int
 	last   int // bytes the last Read returned
 
-	fresh     bool  // nothing was read yet: the read-header timeout runs from start
-	start     int64 // when serving began, unix ns
-	wantClose bool  // the protocol asked to close after the flush
-	closing   bool  // close once the writer wrote everything
-	eof       bool  // the client's input ended; serving what is owed
-	// failed is the error of an input that failed together with a direct run
-	// that then detached: the new owner serves what is owed without reading,
-	// then closes with it.
-	failed       error
+	fresh        bool  // nothing was read yet: the read-header timeout runs from start
+	start        int64 // when serving began, unix ns
+	wantClose    bool  // the protocol asked to close after the flush
+	closing      bool  // close once the writer wrote everything
+	eof          bool  // the client's input ended; serving what is owed
 	partialSince int64 // when the pending partial input began, unix ns
 	lastProgress int64 // when input was last consumed, unix ns
 	lastActive   int64 // when the connection last read or answered, unix ns
@@ -82,6 +78,11 @@ type conn struct {
 	aborted atomic.Bool   // the engine stops: close now
 
 	hijacked bool // the connection left the engine (Hijack): finish leaves nc open
+
+	// failed is the error of an input that failed together with a direct run
+	// that then detached: the new owner serves what is owed without reading,
+	// then closes with it.
+	failed error
 
 	wr writer
 
