@@ -307,10 +307,7 @@ func (c *Context) Context() context.Context {
 	if c.touched&tCtx != 0 && c.ctx != nil {
 		return c.ctx
 	}
-	if c.req.Ctx != nil {
-		return c.req.Ctx
-	}
-	if cw, ok := c.w.(interface{ Context() context.Context }); ok {
+	if cw, ok := c.w.(httpmsg.ContextWriter); ok {
 		c.ctx, c.touched = cw.Context(), c.touched|tCtx
 		return c.ctx
 	}

@@ -30,4 +30,5 @@ func (nw *netWriter) WriteHeaderLength(status int, header []httpmsg.Field, lengt
 var (
 	_ httpmsg.ResponseWriter = (*netWriter)(nil)
 	_ httpmsg.SizedWriter    = (*netWriter)(nil)
+	_ httpmsg.ContextWriter  = (*netWriter)(nil)
 )

@@ -108,7 +108,7 @@ func (r *Response) DecodeJSON(v any) error { return json.Unmarshal(r.Body, v) }
 func Do(s *celeris.Server, req *Request) *Response {
 	s.Handler() // compose the chains once
 	msg := req.message()
-	rec := &recorder{head: msg.Method == http.MethodHead, resp: &Response{Header: make(http.Header)}}
+	rec := &recorder{head: msg.Method == http.MethodHead, resp: &Response{Header: make(http.Header)}, ctx: req.Ctx}
 	s.Prepare(msg)
 	s.Serve(msg, rec)
 	if !rec.answered {
@@ -217,12 +217,12 @@ func (r *Request) message() *httpmsg.Request {
 	if ap, err := netip.ParseAddrPort(r.RemoteAddr); err == nil {
 		m.RemoteAddr = net.TCPAddrFromAddrPort(ap)
 	}
-	m.Ctx = r.Ctx
 	return m
 }
 
 // recorder is the in-memory httpmsg.ResponseWriter.
 type recorder struct {
+	ctx       context.Context // the Request's (WithContext), nil: context.Background
 	resp      *Response
 	head      bool
 	answered  bool
@@ -259,6 +259,15 @@ func addFields(h http.Header, fields []httpmsg.Field) {
 		}
 		h[k] = append(h[k], strings.Clone(f.Value))
 	}
+}
+
+// Context is the request's context (httpmsg.ContextWriter): the one
+// Request.WithContext set, or context.Background.
+func (w *recorder) Context() context.Context {
+	if w.ctx == nil {
+		return context.Background()
+	}
+	return w.ctx
 }
 
 func (w *recorder) WriteResponse(status int, header []httpmsg.Field, body []byte) error {

@@ -19,4 +19,6 @@ var (
 	_ httpmsg.Switcher            = (*exchange)(nil)
 	_ httpmsg.InformationalWriter = (*exchange)(nil)
 	_ httpmsg.SizedWriter         = (*exchange)(nil)
+	_ httpmsg.ContextWriter       = (*exchange)(nil)
+	_ httpmsg.Hijacker            = (*exchange)(nil)
 )

@@ -196,7 +196,6 @@ func NewUpgradedConn(nc httpmsg.Conn, h httpmsg.Handler, pool *work.Pool, cfg *C
 	s.req.StreamID = 1
 	s.req.RemoteAddr = c.remote
 	s.req.BodyReader = nil
-	s.req.Ctx = nil // see stream.Context
 	if len(s.req.Body) == 0 {
 		s.req.Body = nil
 	}

@@ -14,4 +14,5 @@ var (
 	_ httpmsg.ResponseWriter      = (*stream)(nil)
 	_ httpmsg.InformationalWriter = (*stream)(nil)
 	_ httpmsg.SizedWriter         = (*stream)(nil)
+	_ httpmsg.ContextWriter       = (*stream)(nil)
 )

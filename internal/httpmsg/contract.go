@@ -1,5 +1,7 @@
 package httpmsg
 
+import "context"
+
 // The engine-protocol contract.
 //
 // An engine carries bytes; a protocol turns them into requests. Conn (engine ->
@@ -18,6 +20,20 @@ package httpmsg
 // Offered by a protocol's Proto: Drainer, Upgrader, ProtoSwitcher,
 // FlushObserver, DrainWaiter, BodyAwaiter, InputEnder, BodyAborter,
 // OutputPooler.
+//
+// Offered by a protocol's ResponseWriter (besides the framework-facing
+// Switcher, InformationalWriter, SizedWriter): ContextWriter, Hijacker.
+
+// ContextWriter is implemented by every ResponseWriter: Context is the
+// request's context.Context, cancelled when the client goes away (the
+// connection closes, the HTTP/2 stream is reset), when the request is done, or
+// when the server's shutdown deadline passes. It is the only route to the
+// request context: the protocols make it on the first call, so that a request
+// whose handler never asks costs nothing. Call it from the handler (before
+// Serve returns); the context itself stays valid for as long as anyone holds it.
+type ContextWriter interface {
+	Context() context.Context
+}
 
 // OutboundReporter is implemented by a Conn that can tell how much written
 // output it still holds, not yet taken by the socket (gnet's outbound buffer,

@@ -27,7 +27,6 @@
 package httpmsg
 
 import (
-	"context"
 	"crypto/tls"
 	"errors"
 	"io"
@@ -89,10 +88,6 @@ type Request struct {
 	// Close reports that the connection will be closed after this response
 	// (HTTP/1.x only: Connection: close, or HTTP/1.0 without keep-alive).
 	Close bool
-
-	// Ctx is cancelled when the client goes away or the server shuts down.
-	// It may be nil, meaning context.Background.
-	Ctx context.Context
 
 	// Route is opaque state the Handler stores in Prepare for Serve to use.
 	Route any
