@@ -152,6 +152,9 @@ type Switcher interface {
 // served by the Go runtime, the input bytes already read and not consumed, and
 // the output still owed (to write first). The engine forgets the connection: the
 // protocol gets neither OnClose nor more calls, and its Conn must not be used.
+// The HTTP/1.1 exchange (a ResponseWriter) implements it too, for its handler:
+// from a worker it asks the loop and waits, and fails when the connection
+// closes first.
 type Hijacker interface {
 	Hijack() (nc net.Conn, buffered, pending []byte, err error)
 }
