@@ -50,7 +50,6 @@ import (
 	"github.com/celeris-dev/celeris"
 	"github.com/celeris-dev/celeris/internal/hook"
 	"github.com/celeris-dev/celeris/internal/httpmsg"
-	"github.com/celeris-dev/celeris/internal/work"
 	"github.com/celeris-dev/celeris/internal/ws"
 )
 
@@ -229,10 +228,6 @@ func UpgradeEvents(c *celeris.Context, cfg *Config, cb Callbacks) error {
 	})
 }
 
-// pool runs the connections' applications (shared by every server: workers are
-// started on demand and retire when idle).
-var pool = work.NewPool(0, 10*time.Second)
-
 func upgrade(c *celeris.Context, cfg *Config, app func(*Conn) ws.App) error {
 	if cfg == nil {
 		cfg = &Config{}
@@ -278,7 +273,10 @@ func upgrade(c *celeris.Context, cfg *Config, app func(*Conn) ws.App) error {
 	}
 	a := app(conn)
 	_, err := hook.Switch(c, header, func(t httpmsg.Conn) httpmsg.Proto {
-		conn.c = ws.NewConn(t, ws.Config{MaxMessage: max, Pool: pool, Deflate: deflate}, a)
+		// The server's worker pool runs the application: Config.MaxWorkers
+		// bounds it, and Shutdown stops it (a connection it has no worker for
+		// is closed with 1013, or 1001 during shutdown).
+		conn.c = ws.NewConn(t, ws.Config{MaxMessage: max, Pool: hook.Pool(c), Deflate: deflate}, a)
 		conn.c.Start() // after conn.c is set: the application reads it
 		return conn.c
 	})

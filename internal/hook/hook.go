@@ -1,11 +1,19 @@
-// Package hook lets packages of this module outside the root (websocket) reach
-// the root package's Context internals without an import cycle: the root package
-// fills the functions in its init.
+// Package hook lets packages of this module outside the root (websocket,
+// celeristest, transports such as HTTP/3) reach the root package's internals
+// without an import cycle: the root package fills the functions in its init.
 package hook
 
-import "github.com/celeris-dev/celeris/internal/httpmsg"
+import (
+	"github.com/celeris-dev/celeris/internal/httpmsg"
+	"github.com/celeris-dev/celeris/internal/work"
+)
 
 // Switch switches the connection (or HTTP/2 stream) of a *celeris.Context to the
 // protocol newProto builds (httpmsg.Switcher), answering with header. status is
 // what the answer's status is (101 or 200). Set by the root package.
 var Switch func(ctx any, header []httpmsg.Field, newProto func(httpmsg.Conn) httpmsg.Proto) (status int, err error)
+
+// Pool returns the worker pool of the server a *celeris.Context's request came
+// to (Config.MaxWorkers bounds it; Shutdown stops it), or nil outside a served
+// request. Set by the root package.
+var Pool func(ctx any) *work.Pool

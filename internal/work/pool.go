@@ -163,6 +163,13 @@ func (p *Pool) Stop() {
 	}
 }
 
+// Stopped reports whether Stop was called.
+func (p *Pool) Stopped() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.stopped
+}
+
 // Workers returns the number of live workers (for tests and metrics).
 func (p *Pool) Workers() int {
 	p.mu.Lock()
