@@ -34,12 +34,12 @@ func (s *Server) configureH2() {
 
 // newH2 builds the HTTP/2 state of a connection (prior knowledge or ALPN h2).
 func (s *Server) newH2(c httpmsg.Conn) httpmsg.Proto {
-	return h2.NewConn(c, s, s.pool, &s.h2cfg)
+	return h2.NewConn(c, s.handler(), s.pool, &s.h2cfg)
 }
 
 // upgradeH2 builds the HTTP/2 state of an HTTP/1.1 connection that asked for h2c.
 func (s *Server) upgradeH2(c httpmsg.Conn, req *httpmsg.Request, settings []byte) (httpmsg.Proto, error) {
-	p, err := h2.NewUpgradedConn(c, s, s.pool, &s.h2cfg, settings, req)
+	p, err := h2.NewUpgradedConn(c, s.handler(), s.pool, &s.h2cfg, settings, req)
 	if err != nil {
 		return nil, err
 	}

@@ -48,8 +48,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	x := netExchanges.Get().(*netExchange)
 	x.fill(r, limit)
 	x.rw.w, x.rw.head, x.rw.ctx = w, r.Method == http.MethodHead, r.Context()
-	s.Prepare(&x.req)
-	s.Serve(&x.req, &x.rw)
+	s.prepare(&x.req)
+	s.serve(&x.req, &x.rw)
 	x.rw.finish()
 	x.release()
 }

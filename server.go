@@ -199,7 +199,7 @@ func New(cfg Config) *Server {
 			MaxHeaderCount: cfg.MaxHeaderCount,
 			MaxBodySize:    cfg.MaxRequestBodySize,
 		},
-		Handler: s,
+		Handler: s.handler(),
 		Logger:  s.logger,
 		Active:  &s.activeRequests,
 	}
@@ -409,8 +409,28 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	return err
 }
 
+// serverHandler is the Server as the protocols see it (httpmsg.Handler). Its
+// methods are not part of the Server's public API; the protocols call them
+// through the interface, so the bodies live here (a wrapper around Server
+// methods would cost a call per request).
+type serverHandler Server
+
+var _ httpmsg.Handler = (*serverHandler)(nil)
+
+// handler is s as the protocols' httpmsg.Handler.
+func (s *Server) handler() httpmsg.Handler { return (*serverHandler)(s) }
+
+// prepare routes a request (ServeHTTP's path; the protocols call Prepare).
+func (s *Server) prepare(req *httpmsg.Request) bool { return (*serverHandler)(s).Prepare(req) }
+
+// serve runs a prepared request (ServeHTTP's path; the protocols call Serve).
+func (s *Server) serve(req *httpmsg.Request, w httpmsg.ResponseWriter) {
+	(*serverHandler)(s).Serve(req, w)
+}
+
 // Prepare routes a request on the event loop (httpmsg.Handler).
-func (s *Server) Prepare(req *httpmsg.Request) bool {
+func (h *serverHandler) Prepare(req *httpmsg.Request) bool {
+	s := (*Server)(h)
 	c := s.ctxs.Get().(*Context)
 	c.req = req
 	req.Route = c
@@ -452,10 +472,11 @@ func (s *Server) lookup(c *Context) {
 }
 
 // Serve runs the handler of a prepared request (httpmsg.Handler).
-func (s *Server) Serve(req *httpmsg.Request, w httpmsg.ResponseWriter) {
+func (h *serverHandler) Serve(req *httpmsg.Request, w httpmsg.ResponseWriter) {
+	s := (*Server)(h)
 	c, _ := req.Route.(*Context)
 	if c == nil {
-		s.Prepare(req)
+		h.Prepare(req)
 		c = req.Route.(*Context)
 	}
 	c.w = w

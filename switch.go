@@ -16,6 +16,7 @@ func init() {
 	hook.Switch = func(ctx any, header []httpmsg.Field, p func(httpmsg.Conn) httpmsg.Proto) (int, error) {
 		return ctx.(*Context).switchProtocol(header, p)
 	}
+	hook.Handler = func(server any) httpmsg.Handler { return server.(*Server).handler() }
 	hook.Pool = func(ctx any) *work.Pool {
 		if c := ctx.(*Context); c.server != nil {
 			return c.server.pool

@@ -34,6 +34,7 @@ import (
 	"strings"
 
 	"github.com/celeris-dev/celeris"
+	"github.com/celeris-dev/celeris/internal/hook"
 	"github.com/celeris-dev/celeris/internal/httpmsg"
 )
 
@@ -109,8 +110,9 @@ func Do(s *celeris.Server, req *Request) *Response {
 	s.Handler() // compose the chains once
 	msg := req.message()
 	rec := &recorder{head: msg.Method == http.MethodHead, resp: &Response{Header: make(http.Header)}, ctx: req.Ctx}
-	s.Prepare(msg)
-	s.Serve(msg, rec)
+	h := hook.Handler(s)
+	h.Prepare(msg)
+	h.Serve(msg, rec)
 	if !rec.answered {
 		panic("celeristest: the server did not answer")
 	}

@@ -17,3 +17,9 @@ var Switch func(ctx any, header []httpmsg.Field, newProto func(httpmsg.Conn) htt
 // to (Config.MaxWorkers bounds it; Shutdown stops it), or nil outside a served
 // request. Set by the root package.
 var Pool func(ctx any) *work.Pool
+
+// Handler returns a *celeris.Server as the httpmsg.Handler the protocols call
+// (Prepare on the loop, Serve inline or on a worker): what an in-module
+// transport or test harness (celeristest, HTTP/3) serves requests with. The
+// Server's own methods for it are not exported. Set by the root package.
+var Handler func(server any) httpmsg.Handler
