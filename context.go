@@ -24,8 +24,8 @@ import (
 // handler returns. Use Clone (or strings.Clone / bytes.Clone) for anything kept
 // longer, e.g. passed to a goroutine.
 // Config.CopyRequestValues makes those accessors return copies
-// instead (values.go); race builds poison the recycled buffers, so a test that
-// keeps a borrowed value fails.
+// instead; race builds poison the recycled buffers, so a test that keeps a
+// borrowed value fails.
 type Context struct {
 	// Every request touches the fields up to hdrBuf; they come first so that they
 	// share few cache lines (a pipelined batch in safe mode holds many Contexts, each

@@ -106,20 +106,23 @@ type Config struct {
 	// larger than the peer's send window is left out. [nil]
 	RefusalBody func(status int) (contentType string, body []byte)
 
-	// Framework features (bind.go, render.go, proxy.go, values.go, routing.go).
+	// Framework features: Context.Bind, Context.Render, Context.ClientIP and
+	// Scheme, the request accessors, routing.
 	Validator Validator // checks what Bind bound; nil: no validation
 	Renderer  Renderer  // templates for Context.Render; nil: Render fails
 	// TrustedProxies are the networks whose X-Forwarded-For, X-Forwarded-Proto and
-	// Forwarded headers ClientIP and Scheme believe (proxy.go). [none]
+	// Forwarded headers Context.ClientIP and Context.Scheme believe; from any
+	// other peer those headers are ignored. [none]
 	TrustedProxies []netip.Prefix
 	// CopyRequestValues makes Param, Query, Header, Body and the other request
 	// accessors return owned copies instead of views valid until the handler
-	// returns (values.go). [false: zero-copy]
+	// returns, at the cost of a copy each. [false: zero-copy]
 	CopyRequestValues bool
 	// RedirectTrailingSlash answers a path that matches only with (or without) a
 	// trailing slash with a redirect to the route's form: 301 for GET and HEAD,
-	// 308 otherwise. CleanPath first cleans the path ("//", "/./", "/../") the
-	// same way (routing.go). [false]
+	// 308 otherwise. CleanPath first cleans the path ("//", "/./", "/../",
+	// as path.Clean does) and redirects the same way to the cleaned path when
+	// only that matches. [false]
 	RedirectTrailingSlash bool
 	CleanPath             bool
 }
