@@ -352,6 +352,10 @@ func (s *Server) Addr() net.Addr {
 	return eng.Addr()
 }
 
+// stopGrace is how long Shutdown gives the engines, past its context's
+// deadline, to close the connections left.
+const stopGrace = 100 * time.Millisecond
+
 // Shutdown stops accepting connections, lets in-flight requests finish (idle
 // connections close at once, busy ones after their response), then stops the
 // engines (plaintext and TLS alike). When ctx ends first, remaining connections
@@ -392,11 +396,21 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		break
 	}
 	// Stopping closes what is left. It is bounded by ctx: once ctx ended, the
-	// engines are told to stop and Shutdown returns at once (Start returns when
-	// they stopped); a handler that ignores its cancelled context must not hold
-	// the caller past its deadline.
-	stopCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	// engines get stopGrace to close their connections (a socket closes at
+	// once) and Shutdown returns; a handler that ignores its cancelled context
+	// and holds its loop must not hold the caller past its deadline (Start
+	// returns once the engines stopped).
+	limit := 5 * time.Second
+	if ctx.Err() != nil {
+		limit = stopGrace
+	}
+	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), limit)
 	defer cancel()
+	if dl, ok := ctx.Deadline(); ok {
+		var c2 context.CancelFunc
+		stopCtx, c2 = context.WithDeadline(stopCtx, dl.Add(stopGrace))
+		defer c2()
+	}
 	var err error
 	for _, eng := range engs {
 		if e := eng.Stop(stopCtx); e != nil && err == nil {
