@@ -128,7 +128,7 @@ func AdaptFunc(f http.HandlerFunc) HandlerFunc {
 // ResponseWriter that behaves as Adapt's.
 //
 // When the middleware calls the next handler, the Celeris chain continues with
-// what it changed (see wrap_propagate.go for the details):
+// what it changed:
 //   - its context.Context (values, deadline, cancellation) becomes c.Context() for
 //     the rest of the chain, and is restored afterwards;
 //   - the request it passed on: URL path (SetPath; seen by the router when the

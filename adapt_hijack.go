@@ -8,12 +8,9 @@ import (
 	"net"
 	"net/http"
 	"strings"
-)
 
-// connHijacker is implemented by an HTTP/1.1 exchange (internal/h1).
-type connHijacker interface {
-	Hijack() (nc net.Conn, buffered, pending []byte, err error)
-}
+	"github.com/celeris-dev/celeris/internal/httpmsg"
+)
 
 // errHijackWritten: net/http lets a handler hijack after writing; Celeris only
 // before (or after WriteHeader(101), the WebSocket libraries' way).
@@ -26,7 +23,7 @@ var errHijackWritten = errors.New("celeris: Hijack after the response was writte
 // WriteHeader before is written first (coder/websocket's Accept does that).
 // The route must run on a worker (not Inline).
 func (w *adaptWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
-	hj, ok := w.c.w.(connHijacker)
+	hj, ok := w.c.w.(httpmsg.Hijacker)
 	if !ok || w.c.req.ProtoMajor != 1 {
 		return nil, nil, http.ErrNotSupported
 	}

@@ -24,8 +24,8 @@ import (
 // handler returns. Use Clone (or strings.Clone / bytes.Clone) for anything kept
 // longer, e.g. passed to a goroutine.
 // Config.CopyRequestValues makes those accessors return copies
-// instead (values.go); race builds poison the recycled buffers, so a test that
-// keeps a borrowed value fails.
+// instead; race builds poison the recycled buffers, so a test that keeps a
+// borrowed value fails.
 type Context struct {
 	// Every request touches the fields up to hdrBuf; they come first so that they
 	// share few cache lines (a pipelined batch in safe mode holds many Contexts, each
@@ -307,10 +307,7 @@ func (c *Context) Context() context.Context {
 	if c.touched&tCtx != 0 && c.ctx != nil {
 		return c.ctx
 	}
-	if c.req.Ctx != nil {
-		return c.req.Ctx
-	}
-	if cw, ok := c.w.(interface{ Context() context.Context }); ok {
+	if cw, ok := c.w.(httpmsg.ContextWriter); ok {
 		c.ctx, c.touched = cw.Context(), c.touched|tCtx
 		return c.ctx
 	}

@@ -2,13 +2,20 @@
 
 package celeris
 
-import "github.com/celeris-dev/celeris/internal/engine"
+import (
+	"github.com/celeris-dev/celeris/internal/engine"
+	"github.com/celeris-dev/celeris/internal/protoselect"
+)
 
 // gnetAvailable: gnet's event loops run on this OS (epoll or kqueue).
 const gnetAvailable = true
 
+// checkGnet reports whether the gnet built in is laid out as the gnet engine
+// expects (engine.CheckLayout); a variable, so that tests simulate a mismatch.
+var checkGnet = engine.CheckLayout
+
 // newGnetEngine builds a gnet engine on addr.
-func (s *Server) newGnetEngine(addr string, p protocols) servingEngine {
+func (s *Server) newGnetEngine(addr string, p protoselect.Protocols) servingEngine {
 	return engine.New(engine.Config{
 		Addr:              addr,
 		EventLoops:        s.cfg.EventLoops,
@@ -16,10 +23,7 @@ func (s *Server) newGnetEngine(addr string, p protocols) servingEngine {
 		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
 		IdleTimeout:       s.cfg.IdleTimeout,
 		Logger:            s.logger,
-		NewH1:             p.newH1,
-		NewH2:             p.newH2,
-		RefuseH2:          p.refuseH2,
-		Upgrade:           p.upgrade,
+		Protocols:         p,
 		PeekWindow:        s.peekWindow(),
 	})
 }

@@ -9,8 +9,8 @@ import (
 	"runtime"
 
 	"github.com/celeris-dev/celeris/internal/h1"
-	"github.com/celeris-dev/celeris/internal/h2/frame"
 	"github.com/celeris-dev/celeris/internal/httpmsg"
+	"github.com/celeris-dev/celeris/internal/protoselect"
 	"github.com/celeris-dev/celeris/internal/stdengine"
 )
 
@@ -40,24 +40,24 @@ type servingEngine interface {
 	OpenConnections() int
 }
 
-// protocols are the protocol factories an engine gets for its connections.
-type protocols struct {
-	newH1    func(c httpmsg.Conn) httpmsg.Proto
-	newH2    func(c httpmsg.Conn) httpmsg.Proto // nil: no HTTP/2
-	refuseH2 func() []byte
-	upgrade  func(c httpmsg.Conn, req *httpmsg.Request, settings []byte) (httpmsg.Proto, error)
-}
-
 // plainProtocols serve a cleartext listener: HTTP/1.1, and h2c unless disabled.
-func (s *Server) plainProtocols() protocols {
-	p := protocols{
-		newH1:    func(c httpmsg.Conn) httpmsg.Proto { return h1.NewConn(c, &s.h1cfg) },
-		refuseH2: s.refuseH2,
+func (s *Server) plainProtocols() protoselect.Protocols {
+	p := protoselect.Protocols{
+		NewH1:    func(c httpmsg.Conn) httpmsg.Proto { return h1.NewConn(c, &s.h1cfg) },
+		RefuseH2: s.refuseH2,
 	}
 	if !s.cfg.DisableH2C {
-		p.newH2, p.upgrade = s.newH2, s.upgradeH2
+		p.NewH2, p.Upgrade = s.newH2, s.upgradeH2
 	}
 	return p
+}
+
+// tlsProtocols serve a TLS listener: chosen by ALPN, HTTP/1.1 without h2c.
+func (s *Server) tlsProtocols() protoselect.Protocols {
+	return protoselect.Protocols{
+		NewH1: func(c httpmsg.Conn) httpmsg.Proto { return h1.NewConn(c, &s.h1tls) },
+		NewH2: s.newH2,
+	}
 }
 
 // peekWindow: a whole request head (up to MaxHeaderBytes) must fit in one window.
@@ -80,12 +80,21 @@ func (s *Server) newEngines(certFile, keyFile string, tlsOnly bool) error {
 			kind = EngineStd
 			if gnetAvailable && runtime.GOOS == "linux" {
 				kind = EngineGnet
+				if err := checkGnet(); err != nil {
+					// A gnet other than the one the engine reaches into: the std
+					// engine serves with every defence instead.
+					s.logger.Warn("celeris: serving with the std engine instead of gnet", "err", err)
+					kind = EngineStd
+				}
 			}
 		}
 		switch kind {
 		case EngineGnet:
 			if !gnetAvailable {
 				return fmt.Errorf("celeris: the gnet engine is not available on %s", runtime.GOOS)
+			}
+			if err := checkGnet(); err != nil {
+				return err
 			}
 			s.eng = s.newGnetEngine(s.cfg.Addr, s.plainProtocols())
 		case EngineStd:
@@ -101,10 +110,7 @@ func (s *Server) newEngines(certFile, keyFile string, tlsOnly bool) error {
 	if err != nil {
 		return err
 	}
-	p := protocols{
-		newH1: func(c httpmsg.Conn) httpmsg.Proto { return h1.NewConn(c, &s.h1tls) },
-		newH2: s.newH2,
-	}
+	p := s.tlsProtocols()
 	if tlsOnly {
 		s.eng = s.newStdEngine(s.cfg.Addr, p, tc)
 	} else {
@@ -114,7 +120,7 @@ func (s *Server) newEngines(certFile, keyFile string, tlsOnly bool) error {
 }
 
 // newStdEngine builds a std engine on addr; tc nil means plaintext.
-func (s *Server) newStdEngine(addr string, p protocols, tc *tls.Config) servingEngine {
+func (s *Server) newStdEngine(addr string, p protoselect.Protocols, tc *tls.Config) servingEngine {
 	var ln net.Listener
 	if tc == nil && addr == s.cfg.Addr {
 		ln = s.listener // StartListener's, for the plaintext engine
@@ -128,14 +134,8 @@ func (s *Server) newStdEngine(addr string, p protocols, tc *tls.Config) servingE
 		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
 		IdleTimeout:       s.cfg.IdleTimeout,
 		Logger:            s.logger,
-		NewH1:             p.newH1,
-		NewH2:             p.newH2,
-		RefuseH2:          p.refuseH2,
-		Upgrade:           p.upgrade,
-		InadequateSecurity: func() []byte {
-			return frame.AppendGoAway(nil, 0, frame.ErrCodeInadequateSecurity, []byte("TLS version or cipher suite not allowed for HTTP/2 (RFC 9113 section 9.2)"))
-		},
-		HandshakeFailed: func() { s.tlsHandshakeErrors.Add(1) },
-		PeekWindow:      s.peekWindow(),
+		Protocols:         p,
+		HandshakeFailed:   func() { s.tlsHandshakeErrors.Add(1) },
+		PeekWindow:        s.peekWindow(),
 	})
 }

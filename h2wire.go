@@ -5,12 +5,6 @@ import (
 	"github.com/celeris-dev/celeris/internal/httpmsg"
 )
 
-// outboundReporter is implemented by the engine's connection: bytes written but not
-// yet accepted by the socket (event loop only).
-type outboundReporter interface {
-	OutboundBuffered() int
-}
-
 // configureH2 sets HTTP/2 up: over TLS it is chosen by ALPN; in cleartext by prior
 // knowledge (preface) or the HTTP/1.1 Upgrade: h2c path, neither of which is
 // offered with Config.DisableH2C.
@@ -40,21 +34,14 @@ func (s *Server) configureH2() {
 
 // newH2 builds the HTTP/2 state of a connection (prior knowledge or ALPN h2).
 func (s *Server) newH2(c httpmsg.Conn) httpmsg.Proto {
-	p := h2.NewConn(c, s, s.pool, &s.h2cfg)
-	if ob, ok := c.(outboundReporter); ok {
-		p.SetOutboundBuffered(ob.OutboundBuffered)
-	}
-	return p
+	return h2.NewConn(c, s.handler(), s.pool, &s.h2cfg)
 }
 
 // upgradeH2 builds the HTTP/2 state of an HTTP/1.1 connection that asked for h2c.
 func (s *Server) upgradeH2(c httpmsg.Conn, req *httpmsg.Request, settings []byte) (httpmsg.Proto, error) {
-	p, err := h2.NewUpgradedConn(c, s, s.pool, &s.h2cfg, settings, req)
+	p, err := h2.NewUpgradedConn(c, s.handler(), s.pool, &s.h2cfg, settings, req)
 	if err != nil {
 		return nil, err
-	}
-	if ob, ok := c.(outboundReporter); ok {
-		p.SetOutboundBuffered(ob.OutboundBuffered)
 	}
 	return p, nil
 }

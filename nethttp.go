@@ -10,6 +10,7 @@ package celeris
 // handler goroutine. Both structures come from a pool and go back after Serve.
 
 import (
+	"context"
 	"io"
 	"net"
 	"net/http"
@@ -46,9 +47,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	x := netExchanges.Get().(*netExchange)
 	x.fill(r, limit)
-	x.rw.w, x.rw.head = w, r.Method == http.MethodHead
-	s.Prepare(&x.req)
-	s.Serve(&x.req, &x.rw)
+	x.rw.w, x.rw.head, x.rw.ctx = w, r.Method == http.MethodHead, r.Context()
+	s.prepare(&x.req)
+	s.serve(&x.req, &x.rw)
 	x.rw.finish()
 	x.release()
 }
@@ -123,7 +124,6 @@ func (x *netExchange) fill(r *http.Request, limit int64) {
 	}
 	m.RemoteAddr = parseRemoteAddr(r.RemoteAddr)
 	m.Close = r.Close
-	m.Ctx = r.Context()
 }
 
 func (x *netExchange) release() {
@@ -198,11 +198,15 @@ func errBodyTooLarge() error {
 // netWriter is the httpmsg.ResponseWriter over an http.ResponseWriter.
 type netWriter struct {
 	w         http.ResponseWriter
+	ctx       context.Context // the net/http request's
 	head      bool
 	answered  bool
 	streaming bool
 	ended     bool
 }
+
+// Context is the net/http request's context (httpmsg.ContextWriter).
+func (nw *netWriter) Context() context.Context { return nw.ctx }
 
 // setHeader copies fields to the net/http header. The fields are borrowed for the
 // call only and the header map may outlive it (httptest.ResponseRecorder keeps it),

@@ -27,4 +27,8 @@ func (nw *netWriter) WriteHeaderLength(status int, header []httpmsg.Field, lengt
 	return nil
 }
 
-var _ httpmsg.SizedWriter = (*netWriter)(nil)
+var (
+	_ httpmsg.ResponseWriter = (*netWriter)(nil)
+	_ httpmsg.SizedWriter    = (*netWriter)(nil)
+	_ httpmsg.ContextWriter  = (*netWriter)(nil)
+)

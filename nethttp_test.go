@@ -337,3 +337,22 @@ func TestServeHTTPNested(t *testing.T) {
 		t.Errorf("got %q", body)
 	}
 }
+
+// Mounted in net/http (Server.ServeHTTP), c.Context() is the net/http
+// request's context, through the writer as over the engines
+// (httpmsg.ContextWriter).
+func TestServeHTTPRequestContext(t *testing.T) {
+	type key struct{}
+	s := New(Config{})
+	s.GET("/ctx", func(c *Context) error {
+		v, _ := c.Context().Value(key{}).(string)
+		return c.String(http.StatusOK, v+" "+fmt.Sprint(c.Context().Err()))
+	})
+	ctx, cancel := context.WithCancel(context.WithValue(context.Background(), key{}, "value"))
+	cancel()
+	rec := httptest.NewRecorder()
+	s.ServeHTTP(rec, httptest.NewRequest("GET", "/ctx", nil).WithContext(ctx))
+	if got := rec.Body.String(); got != "value context canceled" {
+		t.Fatalf("body %q", got)
+	}
+}

@@ -117,20 +117,23 @@ type Config struct {
 	// larger than the peer's send window is left out. [nil]
 	RefusalBody func(status int) (contentType string, body []byte)
 
-	// Framework features (bind.go, render.go, proxy.go, values.go, routing.go).
+	// Framework features: Context.Bind, Context.Render, Context.ClientIP and
+	// Scheme, the request accessors, routing.
 	Validator Validator // checks what Bind bound; nil: no validation
 	Renderer  Renderer  // templates for Context.Render; nil: Render fails
 	// TrustedProxies are the networks whose X-Forwarded-For, X-Forwarded-Proto and
-	// Forwarded headers ClientIP and Scheme believe (proxy.go). [none]
+	// Forwarded headers Context.ClientIP and Context.Scheme believe; from any
+	// other peer those headers are ignored. [none]
 	TrustedProxies []netip.Prefix
 	// CopyRequestValues makes Param, Query, Header, Body and the other request
 	// accessors return owned copies instead of views valid until the handler
-	// returns (values.go). [false: zero-copy]
+	// returns, at the cost of a copy each. [false: zero-copy]
 	CopyRequestValues bool
 	// RedirectTrailingSlash answers a path that matches only with (or without) a
 	// trailing slash with a redirect to the route's form: 301 for GET and HEAD,
-	// 308 otherwise. CleanPath first cleans the path ("//", "/./", "/../") the
-	// same way (routing.go). [false]
+	// 308 otherwise. CleanPath first cleans the path ("//", "/./", "/../",
+	// as path.Clean does) and redirects the same way to the cleaned path when
+	// only that matches. [false]
 	RedirectTrailingSlash bool
 	CleanPath             bool
 }
@@ -211,7 +214,7 @@ func New(cfg Config) *Server {
 			MaxHeaderCount: cfg.MaxHeaderCount,
 			MaxBodySize:    cfg.MaxRequestBodySize,
 		},
-		Handler: s,
+		Handler: s.handler(),
 		Logger:  s.logger,
 		Active:  &s.activeRequests,
 	}
@@ -293,7 +296,11 @@ func (s *Server) start(certFile, keyFile string, tlsOnly bool) error {
 	}
 	engs := s.engines()
 	s.mu.Unlock()
-	return s.runEngines(engs)
+	err := s.runEngines(engs)
+	if !errors.Is(err, http.ErrServerClosed) {
+		s.pool.Stop() // a failed start: no Shutdown will come for it
+	}
+	return err
 }
 
 // runEngines runs every engine until all have stopped. One that fails to start
@@ -357,6 +364,10 @@ func (s *Server) Addr() net.Addr {
 	return eng.Addr()
 }
 
+// stopGrace is how long Shutdown gives the engines, past its context's
+// deadline, to close the connections left.
+const stopGrace = 100 * time.Millisecond
+
 // Shutdown stops accepting connections, lets in-flight requests finish (idle
 // connections close at once, busy ones after their response), then stops the
 // engines (plaintext and TLS alike). When ctx ends first, remaining connections
@@ -396,8 +407,22 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		}
 		break
 	}
-	stopCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	// Stopping closes what is left. It is bounded by ctx: once ctx ended, the
+	// engines get stopGrace to close their connections (a socket closes at
+	// once) and Shutdown returns; a handler that ignores its cancelled context
+	// and holds its loop must not hold the caller past its deadline (Start
+	// returns once the engines stopped).
+	limit := 5 * time.Second
+	if ctx.Err() != nil {
+		limit = stopGrace
+	}
+	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), limit)
 	defer cancel()
+	if dl, ok := ctx.Deadline(); ok {
+		var c2 context.CancelFunc
+		stopCtx, c2 = context.WithDeadline(stopCtx, dl.Add(stopGrace))
+		defer c2()
+	}
 	var err error
 	for _, eng := range engs {
 		if e := eng.Stop(stopCtx); e != nil && err == nil {
@@ -413,8 +438,28 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	return err
 }
 
+// serverHandler is the Server as the protocols see it (httpmsg.Handler). Its
+// methods are not part of the Server's public API; the protocols call them
+// through the interface, so the bodies live here (a wrapper around Server
+// methods would cost a call per request).
+type serverHandler Server
+
+var _ httpmsg.Handler = (*serverHandler)(nil)
+
+// handler is s as the protocols' httpmsg.Handler.
+func (s *Server) handler() httpmsg.Handler { return (*serverHandler)(s) }
+
+// prepare routes a request (ServeHTTP's path; the protocols call Prepare).
+func (s *Server) prepare(req *httpmsg.Request) bool { return (*serverHandler)(s).Prepare(req) }
+
+// serve runs a prepared request (ServeHTTP's path; the protocols call Serve).
+func (s *Server) serve(req *httpmsg.Request, w httpmsg.ResponseWriter) {
+	(*serverHandler)(s).Serve(req, w)
+}
+
 // Prepare routes a request on the event loop (httpmsg.Handler).
-func (s *Server) Prepare(req *httpmsg.Request) bool {
+func (h *serverHandler) Prepare(req *httpmsg.Request) bool {
+	s := (*Server)(h)
 	c := s.ctxs.Get().(*Context)
 	c.req = req
 	req.Route = c
@@ -455,10 +500,11 @@ func (s *Server) lookup(c *Context) {
 }
 
 // Serve runs the handler of a prepared request (httpmsg.Handler).
-func (s *Server) Serve(req *httpmsg.Request, w httpmsg.ResponseWriter) {
+func (h *serverHandler) Serve(req *httpmsg.Request, w httpmsg.ResponseWriter) {
+	s := (*Server)(h)
 	c, _ := req.Route.(*Context)
 	if c == nil {
-		s.Prepare(req)
+		h.Prepare(req)
 		c = req.Route.(*Context)
 	}
 	c.w = w

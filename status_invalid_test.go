@@ -84,8 +84,8 @@ func TestInvalidStatusNoNetwork(t *testing.T) {
 	for _, path := range invalidStatusPaths {
 		rec := &statusRecorder{}
 		req := &httpmsg.Request{Method: "GET", Path: path, RequestURI: path, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1}
-		s.Prepare(req)
-		s.Serve(req, rec)
+		s.prepare(req)
+		s.serve(req, rec)
 		if rec.status != 500 {
 			t.Errorf("%s: status %d, want 500", path, rec.status)
 		}

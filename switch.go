@@ -6,6 +6,7 @@ import (
 
 	"github.com/celeris-dev/celeris/internal/hook"
 	"github.com/celeris-dev/celeris/internal/httpmsg"
+	"github.com/celeris-dev/celeris/internal/work"
 )
 
 // errNoSwitch: the request's transport cannot switch protocols.
@@ -14,6 +15,13 @@ var errNoSwitch = errors.New("celeris: this request cannot switch protocols")
 func init() {
 	hook.Switch = func(ctx any, header []httpmsg.Field, p func(httpmsg.Conn) httpmsg.Proto) (int, error) {
 		return ctx.(*Context).switchProtocol(header, p)
+	}
+	hook.Handler = func(server any) httpmsg.Handler { return server.(*Server).handler() }
+	hook.Pool = func(ctx any) *work.Pool {
+		if c := ctx.(*Context); c.server != nil {
+			return c.server.pool
+		}
+		return nil
 	}
 }
 

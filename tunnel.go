@@ -75,6 +75,9 @@ func (c *Context) runTunnel(header []httpmsg.Field, p func(httpmsg.Conn) httpmsg
 	return nil
 }
 
+// A tunnel is the Conn of the protocol it carries (internal/httpmsg, contract.go).
+var _ httpmsg.Conn = (*tunnel)(nil)
+
 type tunnel struct {
 	w      httpmsg.ResponseWriter
 	body   io.Reader
@@ -158,7 +161,7 @@ func (t *tunnel) run(c *Context) {
 			}
 		case <-shutdown:
 			shutdown = nil
-			if d, ok := t.proto.(interface{ Drain() }); ok && !drained {
+			if d, ok := t.proto.(httpmsg.Drainer); ok && !drained {
 				drained = true
 				d.Drain()
 			}
@@ -180,7 +183,7 @@ func (t *tunnel) run(c *Context) {
 			}
 			t.out = t.out[:0]
 		}
-		if fa, ok := t.proto.(interface{ AfterFlush(int) }); ok {
+		if fa, ok := t.proto.(httpmsg.FlushObserver); ok {
 			fa.AfterFlush(0) // Write returned: the stream took it (or blocked until it could)
 		}
 	}

@@ -34,6 +34,7 @@ import (
 	"strings"
 
 	"github.com/celeris-dev/celeris"
+	"github.com/celeris-dev/celeris/internal/hook"
 	"github.com/celeris-dev/celeris/internal/httpmsg"
 )
 
@@ -108,9 +109,10 @@ func (r *Response) DecodeJSON(v any) error { return json.Unmarshal(r.Body, v) }
 func Do(s *celeris.Server, req *Request) *Response {
 	s.Handler() // compose the chains once
 	msg := req.message()
-	rec := &recorder{head: msg.Method == http.MethodHead, resp: &Response{Header: make(http.Header)}}
-	s.Prepare(msg)
-	s.Serve(msg, rec)
+	rec := &recorder{head: msg.Method == http.MethodHead, resp: &Response{Header: make(http.Header)}, ctx: req.Ctx}
+	h := hook.Handler(s)
+	h.Prepare(msg)
+	h.Serve(msg, rec)
 	if !rec.answered {
 		panic("celeristest: the server did not answer")
 	}
@@ -217,12 +219,12 @@ func (r *Request) message() *httpmsg.Request {
 	if ap, err := netip.ParseAddrPort(r.RemoteAddr); err == nil {
 		m.RemoteAddr = net.TCPAddrFromAddrPort(ap)
 	}
-	m.Ctx = r.Ctx
 	return m
 }
 
 // recorder is the in-memory httpmsg.ResponseWriter.
 type recorder struct {
+	ctx       context.Context // the Request's (WithContext), nil: context.Background
 	resp      *Response
 	head      bool
 	answered  bool
@@ -259,6 +261,15 @@ func addFields(h http.Header, fields []httpmsg.Field) {
 		}
 		h[k] = append(h[k], strings.Clone(f.Value))
 	}
+}
+
+// Context is the request's context (httpmsg.ContextWriter): the one
+// Request.WithContext set, or context.Background.
+func (w *recorder) Context() context.Context {
+	if w.ctx == nil {
+		return context.Background()
+	}
+	return w.ctx
 }
 
 func (w *recorder) WriteResponse(status int, header []httpmsg.Field, body []byte) error {

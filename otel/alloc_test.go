@@ -11,6 +11,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/celeris-dev/celeris"
+	"github.com/celeris-dev/celeris/internal/hook"
 	"github.com/celeris-dev/celeris/internal/httpmsg"
 	celerisotel "github.com/celeris-dev/celeris/otel"
 )
@@ -26,6 +27,7 @@ func TestDroppedRequestAllocs(t *testing.T) {
 	s.Use(celerisotel.Middleware(celerisotel.WithTracerProvider(tp), celerisotel.WithMeterProvider(metricnoop.NewMeterProvider())))
 	s.GET("/users/:id", func(c *celeris.Context) error { return c.String(200, "ok") })
 	s.Handler()
+	h := hook.Handler(s)
 	req := &httpmsg.Request{Method: "GET", Path: "/users/42", RequestURI: "/users/42",
 		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Host: "example.com", Scheme: "http",
 		Header:     []httpmsg.Field{{Name: "User-Agent", Value: "bench"}},
@@ -33,8 +35,8 @@ func TestDroppedRequestAllocs(t *testing.T) {
 	var w discard
 	serve := func() {
 		req.Route = nil
-		s.Prepare(req)
-		s.Serve(req, &w)
+		h.Prepare(req)
+		h.Serve(req, &w)
 	}
 	serve()
 	if n := testing.AllocsPerRun(1000, serve); n > 2 {

@@ -10,6 +10,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/celeris-dev/celeris"
+	"github.com/celeris-dev/celeris/internal/hook"
 	"github.com/celeris-dev/celeris/internal/httpmsg"
 	celerisotel "github.com/celeris-dev/celeris/otel"
 )
@@ -46,6 +47,7 @@ func BenchmarkMiddleware(b *testing.B) {
 			s.Use(v.mw...)
 			s.GET("/users/:id", func(c *celeris.Context) error { return c.String(200, "ok") })
 			s.Handler() // compose the chains
+			h := hook.Handler(s)
 			req := &httpmsg.Request{Method: "GET", Path: "/users/42", RequestURI: "/users/42",
 				Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Host: "example.com", Scheme: "http",
 				Header:     []httpmsg.Field{{Name: "User-Agent", Value: "bench"}},
@@ -53,8 +55,8 @@ func BenchmarkMiddleware(b *testing.B) {
 			var w discard
 			serve := func() {
 				req.Route = nil
-				s.Prepare(req)
-				s.Serve(req, &w)
+				h.Prepare(req)
+				h.Serve(req, &w)
 			}
 			serve()
 			if w.status != 200 {

@@ -37,20 +37,25 @@
 // 1002, invalid UTF-8 with 1007. Pings are answered by Celeris. A client that does
 // not read blocks writers once 4 MiB are queued for it, and Celeris stops reading
 // a client whose messages the application does not take; memory stays bounded.
+//
+// The applications run on the server's worker pool: Config.MaxWorkers bounds
+// them (a connection that finds no worker is closed with CloseTryAgainLater),
+// and a graceful shutdown closes every connection with CloseGoingAway.
 package websocket
 
 import (
 	"context"
+	"errors"
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/celeris-dev/celeris"
 	"github.com/celeris-dev/celeris/internal/hook"
 	"github.com/celeris-dev/celeris/internal/httpmsg"
-	"github.com/celeris-dev/celeris/internal/work"
 	"github.com/celeris-dev/celeris/internal/ws"
 )
 
@@ -64,18 +69,22 @@ const (
 	BinaryMessage MessageType = 2
 )
 
-// Close codes (RFC 6455 §7.4.1).
+// Close codes (RFC 6455 §7.4.1 and the IANA registry), as gorilla/websocket
+// names them. 1005 and 1006 are never sent: OnClose reports them when the peer
+// sent a close frame without a code, or no close frame at all.
 const (
-	CloseNormalClosure    = ws.CloseNormal
-	CloseGoingAway        = ws.CloseGoingAway
-	CloseProtocolError    = ws.CloseProtocolError
-	CloseUnsupportedData  = ws.CloseUnsupportedData
-	CloseNoStatusReceived = ws.CloseNoStatus
-	CloseAbnormalClosure  = ws.CloseAbnormal
-	CloseInvalidPayload   = ws.CloseInvalidPayload
-	ClosePolicyViolation  = ws.ClosePolicyViolation
-	CloseMessageTooBig    = ws.CloseMessageTooBig
-	CloseInternalError    = ws.CloseInternalError
+	CloseNormalClosure    = 1000 // the purpose of the connection was fulfilled
+	CloseGoingAway        = 1001 // the server shuts down, or the browser leaves the page
+	CloseProtocolError    = 1002 // the peer broke the protocol
+	CloseUnsupportedData  = 1003 // a message of a type the endpoint cannot take
+	CloseNoStatusReceived = 1005 // never sent: a close frame without a code
+	CloseAbnormalClosure  = 1006 // never sent: the connection ended without a close frame
+	CloseInvalidPayload   = 1007 // a text message that is not UTF-8
+	ClosePolicyViolation  = 1008 // a message that violates the endpoint's policy
+	CloseMessageTooBig    = 1009 // a message larger than Config.MaxMessageSize
+	CloseInternalError    = 1011 // the application failed (a panic, an OnMessage error)
+	CloseServiceRestart   = 1012 // the server restarts
+	CloseTryAgainLater    = 1013 // the server is overloaded (no worker: Config.MaxWorkers)
 )
 
 // Errors.
@@ -86,8 +95,35 @@ var (
 	ErrDeadline = ws.ErrDeadline
 )
 
-// CloseError is what ReadMessage returns once the peer sent a close frame.
-type CloseError = ws.CloseError
+// CloseError is what ReadMessage returns once the peer sent a close frame: its
+// code and reason. Returned from Callbacks.OnMessage, it closes the connection
+// with its code.
+type CloseError struct {
+	Code   int    // the close code (the constants above, or 3000-4999)
+	Reason string // UTF-8, at most 123 bytes
+}
+
+func (e *CloseError) Error() string {
+	return "websocket: closed by the peer with code " + strconv.Itoa(e.Code) + " " + e.Reason
+}
+
+// fromWS converts the internal close error to the package's.
+func fromWS(err error) error {
+	var ce *ws.CloseError
+	if errors.As(err, &ce) {
+		return &CloseError{Code: ce.Code, Reason: ce.Reason}
+	}
+	return err
+}
+
+// toWS converts an application's *CloseError to the internal one.
+func toWS(err error) error {
+	var ce *CloseError
+	if errors.As(err, &ce) {
+		return &ws.CloseError{Code: ce.Code, Reason: ce.Reason}
+	}
+	return err
+}
 
 // DefaultMaxMessageSize bounds a message when Config.MaxMessageSize is 0.
 const DefaultMaxMessageSize = 16 << 20
@@ -135,7 +171,7 @@ type Conn struct {
 // the connection is gone.
 func (c *Conn) ReadMessage() (MessageType, []byte, error) {
 	op, p, err := c.c.ReadMessage()
-	return MessageType(op), p, err
+	return MessageType(op), p, fromWS(err)
 }
 
 // WriteMessage sends a whole message. It blocks while the client is more than
@@ -235,7 +271,9 @@ func UpgradeEvents(c *celeris.Context, cfg *Config, cb Callbacks) error {
 			app.OnOpen = func(*ws.Conn) {}
 		}
 		if cb.OnMessage != nil {
-			app.OnMessage = func(_ *ws.Conn, op ws.Opcode, p []byte) error { return cb.OnMessage(conn, MessageType(op), p) }
+			app.OnMessage = func(_ *ws.Conn, op ws.Opcode, p []byte) error {
+				return toWS(cb.OnMessage(conn, MessageType(op), p))
+			}
 		}
 		if cb.OnClose != nil {
 			app.OnClose = func(_ *ws.Conn, code int, reason string) { cb.OnClose(conn, code, reason) }
@@ -249,10 +287,6 @@ func init() {
 	hook.MarkTunnel(Handler(nil, func(*Conn) {}))
 	hook.MarkTunnel(Events(nil, Callbacks{}))
 }
-
-// pool runs the connections' applications (shared by every server: workers are
-// started on demand and retire when idle).
-var pool = work.NewPool(0, 10*time.Second)
 
 func upgrade(c *celeris.Context, cfg *Config, app func(*Conn) ws.App) error {
 	if cfg == nil {
@@ -299,7 +333,10 @@ func upgrade(c *celeris.Context, cfg *Config, app func(*Conn) ws.App) error {
 	}
 	a := app(conn)
 	_, err := hook.Switch(c, header, func(t httpmsg.Conn) httpmsg.Proto {
-		conn.c = ws.NewConn(t, ws.Config{MaxMessage: max, Pool: pool, Deflate: deflate}, a)
+		// The server's worker pool runs the application: Config.MaxWorkers
+		// bounds it, and Shutdown stops it (a connection it has no worker for
+		// is closed with 1013, or 1001 during shutdown).
+		conn.c = ws.NewConn(t, ws.Config{MaxMessage: max, Pool: hook.Pool(c), Deflate: deflate}, a)
 		conn.c.Start() // after conn.c is set: the application reads it
 		return conn.c
 	})

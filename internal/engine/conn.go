@@ -3,7 +3,6 @@
 package engine
 
 import (
-	"bytes"
 	"context"
 	"net"
 	"runtime"
@@ -15,32 +14,6 @@ import (
 	"github.com/celeris-dev/celeris/internal/bufpool"
 	"github.com/celeris-dev/celeris/internal/httpmsg"
 )
-
-// h2Preface is the HTTP/2 client connection preface (RFC 9113 §3.4).
-var h2Preface = []byte("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
-
-// Drainer is implemented by protocols that can finish gracefully: stop taking new
-// requests, let in-flight ones finish, then close.
-type Drainer interface {
-	Drain()
-}
-
-// Upgrader is implemented by a protocol (h1) that can hand its connection over to
-// another (h2c): after OnData returns ErrUpgrade, TakeUpgrade gives the upgrading
-// request and the decoded HTTP2-Settings payload.
-type Upgrader interface {
-	TakeUpgrade() (req *httpmsg.Request, settings []byte)
-}
-
-// Switcher is implemented by a protocol (h1) whose handler switched the connection
-// to another protocol (a 101 answer, WebSocket): after OnData or OnWake returned
-// ErrUpgrade, TakeSwitch builds it, or returns nil when the switch is h2c's.
-type Switcher interface {
-	TakeSwitch() httpmsg.Proto
-}
-
-// ErrUpgrade is returned by OnData when the connection switches protocol.
-var ErrUpgrade = httpmsg.ErrUpgrade
 
 // conn is one connection's engine-side state.
 type conn struct {
@@ -117,8 +90,8 @@ func (c *conn) onTraffic() gnet.Action {
 		c.woken.Store(false)
 		if c.proto != nil && !c.closing {
 			err = c.proto.OnWake()
-			if err == ErrUpgrade {
-				err = c.switchProto()
+			if err == httpmsg.ErrUpgrade {
+				err = c.nextProto()
 			}
 		}
 		if err == nil && c.drain.Load() && !c.closing {
@@ -145,7 +118,7 @@ func (c *conn) onTraffic() gnet.Action {
 		c.releaseOut()
 	}
 	outbound := c.gc.OutboundBuffered()
-	if fa, ok := c.proto.(flushAware); ok {
+	if fa, ok := c.proto.(httpmsg.FlushObserver); ok {
 		fa.AfterFlush(outbound)
 	}
 	if outbound > 0 || drained >= 0 {
@@ -190,7 +163,7 @@ func (c *conn) onTraffic() gnet.Action {
 // releaseOut empties the output batch once written, keeping its buffer for the
 // next batch unless it is large: above 1 MiB it is dropped (do not pin a large
 // buffer to an idle connection), and above bufpool.MinSize a protocol that says
-// so (outputPooler: WebSocket, whose large messages come and go) gets it pooled,
+// so (httpmsg.OutputPooler: WebSocket, whose large messages come and go) gets it pooled,
 // so that a steady stream of large messages neither allocates nor keeps a large
 // buffer per connection.
 func (c *conn) releaseOut() {
@@ -198,7 +171,7 @@ func (c *conn) releaseOut() {
 	case n > 1<<20:
 		c.out = nil
 	case n >= bufpool.MinSize:
-		if _, ok := c.proto.(outputPooler); ok {
+		if _, ok := c.proto.(httpmsg.OutputPooler); ok {
 			bufpool.Put(c.out)
 			c.out = nil
 			return
@@ -207,18 +180,6 @@ func (c *conn) releaseOut() {
 	default:
 		c.out = c.out[:0]
 	}
-}
-
-// outputPooler is implemented by protocols whose large output batches go back to
-// bufpool once written (releaseOut).
-type outputPooler interface {
-	PoolOutput()
-}
-
-// flushAware is implemented by protocols that want to know how much output the
-// engine still holds after each write (HTTP/1.1 streaming back-pressure).
-type flushAware interface {
-	AfterFlush(outbound int)
 }
 
 // updateWriteDeadline: while output is pending, the connection must make write
@@ -259,39 +220,28 @@ func (c *conn) writeOut() {
 	_, _ = c.gc.Write(c.out)
 }
 
-// readAll feeds everything buffered to the protocol, switching protocol when the
-// preface or an h2c upgrade says so.
+// readAll feeds everything buffered to the protocol, which protoselect chooses
+// from the first bytes and replaces when the protocol hands over.
 func (c *conn) readAll() error {
 	for {
 		buf, fromGnet := c.peek()
 		if len(buf) == 0 {
 			return nil
 		}
-		if c.proto == nil && !c.sniff(buf) {
-			return nil // not enough bytes to tell yet
+		if c.proto == nil {
+			if c.proto = c.eng.cfg.Protocols.Choose(c, buf); c.proto == nil {
+				return nil // not enough bytes to tell yet
+			}
 		}
 		if c.wantClose {
 			return nil
 		}
 		n, err := c.proto.OnData(buf)
 		c.consume(n, fromGnet)
-		if err == ErrUpgrade {
-			if sw, ok := c.proto.(Switcher); ok {
-				if p := sw.TakeSwitch(); p != nil {
-					c.proto = p
-					continue
-				}
-			}
-			up, ok := c.proto.(Upgrader)
-			if !ok || c.eng.cfg.Upgrade == nil {
+		if err == httpmsg.ErrUpgrade {
+			if err = c.nextProto(); err != nil {
 				return err
 			}
-			req, settings := up.TakeUpgrade()
-			p, uerr := c.eng.cfg.Upgrade(c, req, settings)
-			if uerr != nil {
-				return uerr
-			}
-			c.proto = p
 			continue
 		}
 		if err != nil || n < len(buf) || n == 0 {
@@ -301,46 +251,19 @@ func (c *conn) readAll() error {
 	}
 }
 
-// switchProto installs the protocol a handler switched to after OnWake said so.
-func (c *conn) switchProto() error {
-	if sw, ok := c.proto.(Switcher); ok {
-		if p := sw.TakeSwitch(); p != nil {
-			c.proto = p
-			return nil
-		}
+// nextProto installs the protocol that follows after the current one returned
+// httpmsg.ErrUpgrade (protoselect.Protocols.Next).
+func (c *conn) nextProto() error {
+	p, err := c.eng.cfg.Protocols.Next(c, c.proto)
+	if err != nil {
+		return err
 	}
-	return ErrUpgrade
+	c.proto = p
+	return nil
 }
-
-// sniff picks the protocol from the first bytes. It reports false while the bytes
-// are still a strict prefix of the HTTP/2 preface.
-func (c *conn) sniff(buf []byte) bool {
-	n := min(len(buf), len(h2Preface))
-	if bytes.Equal(buf[:n], h2Preface[:n]) {
-		if n < len(h2Preface) {
-			return false
-		}
-		if c.eng.cfg.NewH2 == nil {
-			// h2c disabled: answer as HTTP/1.1 would answer "PRI * HTTP/2.0".
-			if f := c.eng.cfg.RefuseH2; f != nil {
-				c.Write(f())
-			} else {
-				c.Write(http505)
-			}
-			c.wantClose = true
-			return true
-		}
-		c.proto = c.eng.cfg.NewH2(c)
-		return true
-	}
-	c.proto = c.eng.cfg.NewH1(c)
-	return true
-}
-
-var http505 = []byte("HTTP/1.1 505 HTTP Version Not Supported\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: 26\r\nConnection: close\r\n\r\nHTTP/2 is not enabled here")
 
 func (c *conn) drainProto() {
-	if d, ok := c.proto.(Drainer); ok {
+	if d, ok := c.proto.(httpmsg.Drainer); ok {
 		d.Drain()
 		return
 	}
@@ -368,7 +291,7 @@ func (c *conn) updateDeadline() {
 	switch {
 	case c.proto != nil && c.proto.Busy():
 		c.partialSince = 0
-		if ab, ok := c.proto.(bodyAwaiter); ok && ab.AwaitingBody() {
+		if ab, ok := c.proto.(httpmsg.BodyAwaiter); ok && ab.AwaitingBody() {
 			// A handler waits for a streamed request body: the client must keep
 			// sending within the idle timeout (a stalled upload must not hold a
 			// worker and the connection forever).
@@ -390,12 +313,6 @@ func (c *conn) updateDeadline() {
 	}
 }
 
-// bodyAwaiter is implemented by protocols that can tell when a handler waits for
-// request body bytes from the client.
-type bodyAwaiter interface {
-	AwaitingBody() bool
-}
-
 // loopState is one event loop's queue of connections woken by handler goroutines.
 type loopState struct {
 	el      gnet.EventLoop
@@ -404,9 +321,27 @@ type loopState struct {
 	spare   []*conn // guarded by mu
 	pending bool    // guarded by mu: a drain task is queued on the loop
 
+	connMu sync.Mutex
+	conns  map[*conn]struct{} // guarded by connMu: the loop's open connections (detached ones included)
+
 	calls       uint32   // owned by the loop: callbacks since the loop last yielded
 	freeIn      [][]byte // owned by the loop: empty input buffers for reuse (input.go)
 	freeInBytes int      // owned by the loop: their capacity in all
+}
+
+// keep lists c among the loop's open connections.
+func (ls *loopState) keep(c *conn) {
+	ls.connMu.Lock()
+	ls.conns[c] = struct{}{}
+	ls.connMu.Unlock()
+}
+
+// forget removes c once it is closed (gnet closed it, or its detached writer
+// finished).
+func (ls *loopState) forget(c *conn) {
+	ls.connMu.Lock()
+	delete(ls.conns, c)
+	ls.connMu.Unlock()
 }
 
 // yieldEvery is how many callbacks a busy loop runs between two runtime.Gosched.

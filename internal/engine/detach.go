@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/celeris-dev/celeris/internal/httpmsg"
 )
 
 // Serving after the client's half-close.
@@ -24,7 +26,7 @@ import (
 // and drops what the socket did not take: a large answer to a client that
 // half-closed while reading it would be cut short.
 //
-// When the input ends while the protocol says it still owes answers (afterEOF), or
+// When the input ends while the protocol says it still owes answers (httpmsg.InputEnder), or
 // while gnet holds unsent output, the engine detaches the connection from gnet
 // instead of closing it: it duplicates the fd before gnet closes its own, moves
 // gnet's unsent output to its own writer (takeOutbound), keeps the input gnet had
@@ -37,18 +39,6 @@ import (
 // completely looks the same until a write fails, which ends the connection; the
 // protocol cancels the requests' contexts as net/http does. The detached state is
 // touched by the event loop only, except the writer's queue, which has a mutex.
-
-// afterEOF is implemented by protocols that can still owe answers when the input
-// ends (h1 while a worker serves requests).
-type afterEOF interface {
-	InputEnded() bool
-}
-
-// bodyAborter is implemented by protocols that stream request bodies to handlers
-// and can end one that will not be completed.
-type bodyAborter interface {
-	AbortBody()
-}
 
 // detached is the I/O of a connection gnet has closed.
 type detached struct {
@@ -71,7 +61,7 @@ func (c *conn) detach(err error) bool {
 	if !errors.Is(err, io.EOF) || c.proto == nil {
 		return false
 	}
-	p, serves := c.proto.(afterEOF) // HTTP/2 cannot serve past the end of input
+	p, serves := c.proto.(httpmsg.InputEnder) // HTTP/2 cannot serve past the end of input
 	owed := serves && !c.closing && !c.wantClose && p.InputEnded()
 	pending := c.gc.OutboundBuffered()
 	if !owed && pending == 0 {
@@ -145,9 +135,9 @@ func (c *conn) onDetached(d *detached) {
 			break
 		}
 	}
-	if ab, ok := c.proto.(bodyAwaiter); ok && err == nil && d.off >= len(d.in) && ab.AwaitingBody() {
+	if ab, ok := c.proto.(httpmsg.BodyAwaiter); ok && err == nil && d.off >= len(d.in) && ab.AwaitingBody() {
 		// A handler reads a streamed body whose rest will never come.
-		if a, ok := c.proto.(bodyAborter); ok {
+		if a, ok := c.proto.(httpmsg.BodyAborter); ok {
 			a.AbortBody()
 		}
 	}
@@ -155,7 +145,7 @@ func (c *conn) onDetached(d *detached) {
 		d.push(c.out)
 		c.out = nil
 	}
-	if fa, ok := c.proto.(flushAware); ok {
+	if fa, ok := c.proto.(httpmsg.FlushObserver); ok {
 		fa.AfterFlush(int(d.pending.Load()))
 	}
 	if err != nil || c.wantClose || c.closing || d.failed.Load() || (!c.proto.Busy() && !stalled) {
@@ -230,9 +220,7 @@ func (d *detached) writer(c *conn) {
 		}
 	}
 	_ = d.f.Close()
-	c.eng.mu.Lock()
-	delete(c.eng.conns, c)
-	c.eng.mu.Unlock()
+	c.loop.forget(c)
 }
 
 // writeSlice is the most a detached connection's writer writes under one deadline.

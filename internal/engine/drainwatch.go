@@ -4,6 +4,8 @@ package engine
 
 import (
 	"time"
+
+	"github.com/celeris-dev/celeris/internal/httpmsg"
 )
 
 // gnet reports nothing when its output buffer drains into the socket. A protocol
@@ -14,13 +16,6 @@ import (
 // to the level the protocol waits for. Slow drains (more than tickerPeriod away)
 // are left to the ticker, so timers run only for clients that read fast; a client
 // that stops reading backs the timer off (doubling waits) to the ticker.
-
-// drainWaiter is implemented by protocols that can wait for the engine's unsent
-// output to fall: DrainLevel, asked on the loop after a flush that left output
-// unsent, is the level they wait for, or -1 when nothing waits.
-type drainWaiter interface {
-	DrainLevel() int
-}
 
 const (
 	tickerPeriod = 100 * time.Millisecond
@@ -49,7 +44,7 @@ type drainWatch struct {
 func (c *conn) watchDrain(drained, outbound int) {
 	level := -1
 	if outbound > 0 {
-		if dw, ok := c.proto.(drainWaiter); ok {
+		if dw, ok := c.proto.(httpmsg.DrainWaiter); ok {
 			level = dw.DrainLevel()
 		}
 	}

@@ -1,9 +1,9 @@
 //go:build linux || darwin || dragonfly || freebsd || netbsd || openbsd
 
 // Package engine is the only importer of gnet. It runs the event loops, keeps each
-// connection's state in gnet's Conn.Context(), sniffs the protocol of a new connection
-// (the HTTP/2 client preface selects h2, anything else h1), and flushes each
-// connection's output batch once per loop iteration.
+// connection's state in gnet's Conn.Context(), has the protocol of a new connection
+// chosen from its first bytes (internal/protoselect), and flushes each connection's
+// output batch once per loop iteration.
 //
 // Life of a read (all on the connection's event loop):
 //
@@ -42,7 +42,7 @@ import (
 	"github.com/panjf2000/gnet/v2/pkg/socket"
 	"golang.org/x/sys/unix"
 
-	"github.com/celeris-dev/celeris/internal/httpmsg"
+	"github.com/celeris-dev/celeris/internal/protoselect"
 )
 
 // ErrStopped is the error a protocol's OnClose gets when the engine stops under it.
@@ -57,13 +57,8 @@ type Config struct {
 	IdleTimeout       time.Duration // default 60 s
 	Logger            *slog.Logger
 
-	// NewH1 and NewH2 build the protocol state machine of a new connection.
-	// NewH2 may be nil (h2c disabled): the preface then gets an error and close.
-	NewH1 func(c httpmsg.Conn) httpmsg.Proto
-	NewH2 func(c httpmsg.Conn) httpmsg.Proto
-	// RefuseH2 gives the answer to an HTTP/2 preface when NewH2 is nil (nil: a
-	// fixed 505); it runs on the event loop.
-	RefuseH2 func() []byte
+	// Protocols choose and build each connection's protocol (internal/protoselect).
+	Protocols protoselect.Protocols
 	// MaxBufferedInput bounds the bytes received but not yet consumed by the
 	// protocol (a pipelined flood while a handler runs, an upload faster than its
 	// handler reads); past it the engine stops reading the socket until the protocol
@@ -74,10 +69,6 @@ type Config struct {
 	// OnData call; it must exceed the largest request head or frame the protocol
 	// needs whole. Default 128 KiB.
 	PeekWindow int
-
-	// Upgrade builds the h2 protocol for an h1 connection that asked for h2c
-	// (nil: h2c disabled; h1 never asks then).
-	Upgrade func(c httpmsg.Conn, req *httpmsg.Request, settings []byte) (httpmsg.Proto, error)
 }
 
 // Engine serves connections with gnet.
@@ -98,9 +89,11 @@ type Engine struct {
 
 	now atomic.Int64 // coarse clock, unix nanoseconds, refreshed by the ticker
 
-	mu    sync.Mutex
-	conns map[*conn]struct{}            // every open connection, for the ticker and shutdown
-	loops map[gnet.EventLoop]*loopState // wake-up queues, one per event loop
+	// loops holds each event loop's state (gnet.EventLoop -> *loopState): its
+	// wake-up queue and its open connections. Connections are kept per loop,
+	// each set under its loop's lock, so that the ticker's walk over one loop's
+	// connections never holds up opens and closes on the others.
+	loops sync.Map
 }
 
 // New returns an engine; Run starts it.
@@ -123,14 +116,20 @@ func New(cfg Config) *Engine {
 	if cfg.MaxBufferedInput <= 0 {
 		cfg.MaxBufferedInput = 512 << 10
 	}
-	e := &Engine{cfg: cfg, booted: make(chan struct{}), stopped: make(chan struct{}), conns: make(map[*conn]struct{}), loops: make(map[gnet.EventLoop]*loopState)}
+	e := &Engine{cfg: cfg, booted: make(chan struct{}), stopped: make(chan struct{})}
 	e.now.Store(time.Now().UnixNano())
 	return e
 }
 
-// Run serves until Stop. It returns once the engine has stopped.
+// Run serves until Stop. It returns once the engine has stopped, or at once with
+// CheckLayout's error when gnet is not laid out as the engine expects.
 func (e *Engine) Run() error {
 	defer close(e.stopped)
+	if err := checkLayout(); err != nil {
+		// Never serve without the defences that need gnet's internals.
+		e.markBooted(err)
+		return err
+	}
 	addr := e.cfg.Addr
 	if e.cfg.ReusePort && e.cfg.EventLoops > 1 {
 		// gnet binds each loop's listener to the address as given: with port 0
@@ -273,27 +272,11 @@ func (e *Engine) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
 	if e.draining.Load() {
 		return nil, gnet.Close
 	}
-	pauseInit.Do(func() {
-		initPause(gc)
-		if !pauseOK || !outboundOK {
-			// Not silent: TestGnetHooksActive fails in CI for such a gnet version.
-			e.cfg.Logger.Warn("celeris: gnet's internals are not laid out as in v2.10.0: read back-pressure or detaching is off (docs/ARCHITECTURE.md, \"When gnet moves\")",
-				"pause", pauseOK, "detach", outboundOK)
-		}
-	})
 	c := &conn{gc: gc, eng: e, remote: gc.RemoteAddr()}
 	c.deadline.Store(e.now.Load() + int64(e.cfg.ReadHeaderTimeout))
 	gc.SetContext(c)
-	el := gc.EventLoop()
-	e.mu.Lock()
-	ls := e.loops[el]
-	if ls == nil {
-		ls = &loopState{el: el}
-		e.loops[el] = ls
-	}
-	c.loop = ls
-	e.conns[c] = struct{}{}
-	e.mu.Unlock()
+	c.loop = e.loopOf(gc.EventLoop())
+	c.loop.keep(c)
 	return nil, gnet.None
 }
 
@@ -314,9 +297,7 @@ func (e *Engine) OnClose(gc gnet.Conn, err error) gnet.Action {
 	if c.proto != nil {
 		c.proto.OnClose(err)
 	}
-	e.mu.Lock()
-	delete(e.conns, c)
-	e.mu.Unlock()
+	c.loop.forget(c)
 	return gnet.None
 }
 
@@ -333,38 +314,51 @@ func (e *Engine) OnTick() (time.Duration, gnet.Action) {
 	now := time.Now().UnixNano()
 	e.now.Store(now)
 	e.markBooted(nil)
-	e.mu.Lock()
-	for c := range e.conns {
-		if c.det.Load() != nil {
-			continue // gnet no longer has it; its writer has a deadline
+	e.eachLoop(func(ls *loopState) {
+		ls.connMu.Lock()
+		defer ls.connMu.Unlock()
+		for c := range ls.conns {
+			if c.det.Load() != nil {
+				continue // gnet no longer has it; its writer has a deadline
+			}
+			// CompareAndSwap: the loop may have published a new deadline meanwhile.
+			if d := c.deadline.Load(); d != 0 && now > d && c.deadline.CompareAndSwap(d, 0) {
+				_ = c.gc.Close()
+				continue
+			}
+			if c.pendingOut.Load() {
+				// gnet signals nothing when its output drains: poll, so a protocol
+				// holding data back (HTTP/2 flow of a slow reader) resumes.
+				c.Wake()
+			}
 		}
-		// CompareAndSwap: the loop may have published a new deadline meanwhile.
-		if d := c.deadline.Load(); d != 0 && now > d && c.deadline.CompareAndSwap(d, 0) {
-			_ = c.gc.Close()
-			continue
-		}
-		if c.pendingOut.Load() {
-			// gnet signals nothing when its output drains: poll, so a protocol
-			// holding data back (HTTP/2 flow of a slow reader) resumes.
-			c.Wake()
-		}
-	}
-	e.mu.Unlock()
+	})
 	return tickerPeriod, gnet.None
 }
 
-// Stop stops the engine: the listener and every connection close. Stopping a
-// stopped engine waits for it and returns nil.
+// Stop stops the engine: the listener and every connection close. It returns
+// once the engine stopped, or when ctx ends first (ctx's error; the engine
+// still stops, Run returns then). A ctx that already ended still starts the
+// stop. Stopping a stopped engine waits for it and returns nil.
 func (e *Engine) Stop(ctx context.Context) error {
 	select {
 	case <-e.booted:
-	case <-ctx.Done():
-		return ctx.Err()
+	default:
+		select {
+		case <-e.booted:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 	if e.bootErr != nil {
 		return e.bootErr
 	}
-	err := e.eng.Stop(ctx)
+	// gnet's Stop starts the shutdown, then polls every 500 ms until it is
+	// done: with a cancelled context it only starts it, and Run's return
+	// (stopped) says when it is done, at once.
+	trigger, cancel := context.WithCancel(context.Background())
+	cancel()
+	err := e.eng.Stop(trigger)
 	select {
 	case <-e.stopped:
 	case <-ctx.Done():
@@ -382,20 +376,22 @@ func (e *Engine) Stop(ctx context.Context) error {
 // writers return at once. When the loops are gone (stopped), the protocols that
 // were still serving are closed here, since no loop will do it.
 func (e *Engine) abortDetached(stopped bool) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	for c := range e.conns {
-		d := c.det.Load()
-		if d == nil {
-			continue
+	e.eachLoop(func(ls *loopState) {
+		ls.connMu.Lock()
+		defer ls.connMu.Unlock()
+		for c := range ls.conns {
+			d := c.det.Load()
+			if d == nil {
+				continue
+			}
+			d.abort()
+			if stopped && !c.closed.Load() {
+				c.closed.Store(true)
+				c.proto.OnClose(ErrStopped)
+			}
+			delete(ls.conns, c)
 		}
-		d.abort()
-		if stopped && !c.closed.Load() {
-			c.closed.Store(true)
-			c.proto.OnClose(ErrStopped)
-		}
-		delete(e.conns, c)
-	}
+	})
 }
 
 // Drain makes the engine refuse new connections, asks every connection's protocol
@@ -406,19 +402,42 @@ func (e *Engine) Drain() int {
 	if e.draining.CompareAndSwap(false, true) {
 		e.unlisten()
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	for c := range e.conns {
-		c.requestDrain()
-	}
-	return len(e.conns)
+	n := 0
+	e.eachLoop(func(ls *loopState) {
+		ls.connMu.Lock()
+		defer ls.connMu.Unlock()
+		for c := range ls.conns {
+			c.requestDrain()
+		}
+		n += len(ls.conns)
+	})
+	return n
 }
-
-var pauseInit sync.Once
 
 // OpenConnections is the number of open connections.
 func (e *Engine) OpenConnections() int {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return len(e.conns)
+	n := 0
+	e.eachLoop(func(ls *loopState) {
+		ls.connMu.Lock()
+		n += len(ls.conns)
+		ls.connMu.Unlock()
+	})
+	return n
+}
+
+// loopOf returns el's state, made on el's first connection.
+func (e *Engine) loopOf(el gnet.EventLoop) *loopState {
+	if v, ok := e.loops.Load(el); ok {
+		return v.(*loopState)
+	}
+	v, _ := e.loops.LoadOrStore(el, &loopState{el: el, conns: make(map[*conn]struct{})})
+	return v.(*loopState)
+}
+
+// eachLoop calls f for every event loop that has had a connection.
+func (e *Engine) eachLoop(f func(ls *loopState)) {
+	e.loops.Range(func(_, v any) bool {
+		f(v.(*loopState))
+		return true
+	})
 }

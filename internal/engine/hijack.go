@@ -8,8 +8,6 @@ import (
 	"os"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/celeris-dev/celeris/internal/httpmsg"
 )
 
 // errHijacked: the connection left the engine (Hijack); gnet closes its own fd.
@@ -65,5 +63,3 @@ func (hijacked) OnData(in []byte) (int, error) { return len(in), nil }
 func (hijacked) OnWake() error                 { return nil }
 func (hijacked) OnClose(error)                 {}
 func (hijacked) Busy() bool                    { return false }
-
-var _ httpmsg.Hijacker = (*conn)(nil)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/celeris-dev/celeris/internal/httpmsg"
+	"github.com/celeris-dev/celeris/internal/protoselect"
 )
 
 // hoardProto consumes nothing: every byte a client sends stays buffered, as when a
@@ -23,9 +24,9 @@ func (hoardProto) Busy() bool                 { return true }
 // TestGnetHooksActive fails when the gnet internals the engine reaches by reflection
 // (pause.go: the poller and poll attachment for read back-pressure, the outbound
 // buffer for detaching; unlisten_linux.go: the listeners for graceful shutdown) are
-// not where gnet v2.10.0 keeps them. The engine would then run without those
-// defences (it logs a warning); this test makes a gnet upgrade that moves them a red
-// CI instead of a silent loss. docs/ARCHITECTURE.md says what to do then.
+// not where gnet v2.10.0 keeps them. The engine would then refuse to run
+// (CheckLayout); this test makes a gnet upgrade that moves them a red CI first.
+// docs/ARCHITECTURE.md says what to do then.
 func TestGnetHooksActive(t *testing.T) {
 	e := startHoardEngine(t, 512<<10)
 	c, err := net.Dial("tcp", e.Addr().String())
@@ -87,7 +88,7 @@ func startHoardEngine(t *testing.T, maxBuffered int) *Engine {
 		Addr:             "127.0.0.1:0",
 		EventLoops:       1,
 		MaxBufferedInput: maxBuffered,
-		NewH1:            func(httpmsg.Conn) httpmsg.Proto { return hoardProto{} },
+		Protocols:        protoselect.Protocols{NewH1: func(httpmsg.Conn) httpmsg.Proto { return hoardProto{} }},
 	})
 	errc := make(chan error, 1)
 	go func() { errc <- e.Run() }()

@@ -22,12 +22,12 @@ import (
 // the kernel's receive window then pushes back on the client (TCP flow control).
 //
 // The poller and the connection's poll attachment (and, for detach.go, its output
-// buffer) are unexported fields of gnet's connection. They are located once, by name and type, through reflection; when the
-// gnet version in use lays them out differently, pausing is disabled (and the old
-// unbounded behaviour remains). This file, with internal/bytesconv, is where the
-// module uses unsafe; it is pinned to gnet v2.10.0's layout and checked at start.
+// buffer) are unexported fields of gnet's connection. They are located once, by
+// name and type, from gnet's types (layout.go), before the engine runs: with
+// another layout the engine does not run. This file, with internal/bytesconv, is
+// where the module uses unsafe.
 var (
-	pauseOK        bool
+	pauseOK        bool    // the fields were found (CheckLayout)
 	loopOffset     uintptr // conn.loop (*eventloop)
 	pollerOffset   uintptr // eventloop.poller (*netpoll.Poller)
 	attachOffset   uintptr // conn.pollAttachment (netpoll.PollAttachment)
@@ -39,29 +39,6 @@ var (
 	outboundOffset uintptr // conn.outboundBuffer (elastic.Buffer)
 	outboundType   = reflect.TypeOf(elastic.Buffer{})
 )
-
-// initPause finds the fields on the first connection seen.
-func initPause(gc gnet.Conn) {
-	t := reflect.TypeOf(gc)
-	if t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Struct {
-		return
-	}
-	ct := t.Elem()
-	if of, ok := ct.FieldByName("outboundBuffer"); ok && of.Type == outboundType {
-		gnetConnType, outboundOffset, outboundOK = t, of.Offset, true
-	}
-	lf, ok1 := ct.FieldByName("loop")
-	af, ok2 := ct.FieldByName("pollAttachment")
-	if !ok1 || !ok2 || af.Type != attachmentType || lf.Type.Kind() != reflect.Pointer || lf.Type.Elem().Kind() != reflect.Struct {
-		return
-	}
-	pf, ok3 := lf.Type.Elem().FieldByName("poller")
-	if !ok3 || pf.Type != pollerPtrType {
-		return
-	}
-	gnetConnType, loopOffset, pollerOffset, attachOffset = t, lf.Offset, pf.Offset, af.Offset
-	pauseOK = true
-}
 
 // pollHandles returns gc's poller and attachment, or nils when unavailable.
 func pollHandles(gc gnet.Conn) (*netpoll.Poller, *netpoll.PollAttachment) {

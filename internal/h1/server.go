@@ -100,7 +100,7 @@ type Conn struct {
 	waiters int    // streaming handlers waiting in waitOutput
 	outCond sync.Cond
 
-	outbound func() int           // engine's unsent output (event loop only); nil if unknown
+	outbound func() int           // engine's unsent output (httpmsg.OutboundReporter; event loop only); nil if unknown
 	dr       httpmsg.DirectRunner // the engine can run a batch on the connection's goroutine; nil if not
 	outHeld  bool                 // event loop: parsing waits for the output to drain
 
@@ -112,9 +112,7 @@ func NewConn(c httpmsg.Conn, cfg *ServerConfig) *Conn {
 	cn := &Conn{c: c, cfg: cfg, lim: cfg.Limits}
 	cn.task.conn = cn
 	cn.outCond.L = &cn.mu
-	if ob, ok := c.(interface{ OutboundBuffered() int }); ok {
-		cn.outbound = ob.OutboundBuffered
-	}
+	cn.outbound = httpmsg.Outbound(c)
 	cn.tls = httpmsg.TLSState(c)
 	cn.dr, _ = c.(httpmsg.DirectRunner)
 	return cn
@@ -186,12 +184,20 @@ func (cn *Conn) TakeUpgrade() (*httpmsg.Request, []byte) {
 	return r, s
 }
 
-// OnClose cancels the contexts of requests in progress, aborts a streamed body and
+// OnClose cancels the contexts of requests in progress, aborts a streamed body,
+// fails a worker's Hijack still waiting for the loop (ErrConnClosed) and
 // releases the connection's buffers.
 func (cn *Conn) OnClose(error) {
 	cn.mu.Lock()
 	cn.closed = true
 	cn.outCond.Broadcast()
+	if hj := cn.hijack; hj != nil {
+		// A worker's Hijack the loop will never serve (the connection closed
+		// after it asked): it must not wait for good, holding its worker.
+		cn.hijack = nil
+		hj.err = ErrConnClosed
+		close(hj.done)
+	}
 	if cn.busy {
 		for _, ex := range cn.batch {
 			if ex.cancel != nil {

@@ -139,6 +139,12 @@ func (w *blockWriter) Write(p []byte) (int, error) {
 // the handlers of non-inline routes and must not be nil; cfg may be nil.
 func NewConn(nc httpmsg.Conn, h httpmsg.Handler, pool *work.Pool, cfg *Config) *Conn {
 	c := newConn(nc, h, pool, cfg)
+	if c.tls != nil && !tlsAdequate(c.tls) {
+		c.connError(frame.ConnError{Code: frame.ErrCodeInadequateSecurity, Reason: inadequateTLS})
+		c.flush()
+		nc.Close()
+		return c
+	}
 	c.writePreface()
 	c.flush()
 	return c
@@ -190,7 +196,6 @@ func NewUpgradedConn(nc httpmsg.Conn, h httpmsg.Handler, pool *work.Pool, cfg *C
 	s.req.StreamID = 1
 	s.req.RemoteAddr = c.remote
 	s.req.BodyReader = nil
-	s.req.Ctx = nil // see stream.Context
 	if len(s.req.Body) == 0 {
 		s.req.Body = nil
 	}
@@ -214,6 +219,7 @@ func newConn(nc httpmsg.Conn, h httpmsg.Handler, pool *work.Pool, cfg *Config) *
 		cfg:            cfg.withDefaults(),
 		remote:         nc.RemoteAddr(),
 		tls:            httpmsg.TLSState(nc),
+		outbound:       httpmsg.Outbound(nc),
 		streams:        make(map[uint32]*stream),
 		peerMaxFrame:   frame.MinMaxFrameSize,
 		peerInitWindow: 65535,
@@ -254,15 +260,15 @@ func (c *Conn) writePreface() {
 	}
 }
 
-// SetOutboundBuffered gives the Conn a way to learn how many written bytes the
-// engine has not yet sent to the socket (gnet's Conn.OutboundBuffered). With it,
-// DATA is held back while more than outboundLimit bytes are unsent, so a peer
-// that grants large windows but never reads cannot make the engine buffer without
-// bound; and the control-frame flood bound counts frames answered while output is
-// pending instead of per second. Held-back DATA is retried at every later
-// callback: the engine should Wake a connection whose output drained (or wake it
-// periodically while it holds unsent output). Call on the loop.
-func (c *Conn) SetOutboundBuffered(fn func() int) { c.outbound = fn }
+// setOutboundBuffered replaces what the Conn learned from its httpmsg.Conn
+// (httpmsg.OutboundReporter) about the engine's unsent output: tests drive the
+// figure with it. With a figure, DATA is held back while more than
+// outboundLimit bytes are unsent, so a peer that grants large windows but never
+// reads cannot make the engine buffer without bound; and the control-frame
+// flood bound counts frames answered while output is pending instead of per
+// second. Held-back DATA is retried at every later callback: the engine wakes a
+// connection whose output drained (httpmsg.DrainWaiter). Loop only.
+func (c *Conn) setOutboundBuffered(fn func() int) { c.outbound = fn }
 
 // OnData consumes the bytes the peer sent. It implements httpmsg.Proto.
 func (c *Conn) OnData(in []byte) (int, error) {

@@ -8,15 +8,15 @@ import (
 
 // The request context of a stream is created on the first call of the stream's
 // Context method (the ResponseWriter's; the framework's c.Context() asks it, as
-// for HTTP/1.1), never before: a handler that does not ask costs nothing, and
-// Request.Ctx stays nil. Each request gets its own reqCtx, which is never
+// for HTTP/1.1; httpmsg.ContextWriter), never before: a handler that does not
+// ask costs nothing. Each request gets its own reqCtx, which is never
 // recycled: user code may keep it, and contexts derived from it, after Serve
 // returns (context.WithTimeout(ctx, d) keeps its parent for life), so it must not
 // be reset for the stream's next request. The stream only holds a pointer to it
 // (guarded by Conn.mu), cancels it, and drops it when the stream is recycled.
-// (Until this was so, the context lived inside the recycled stream: the goroutine
-// that context.WithTimeout starts for a foreign parent kept reading it while the
-// loop reset it for the next request, a data race and a wrong Err.)
+// (A context inside the recycled stream would be read by the goroutine that
+// context.WithTimeout starts for a foreign parent while the loop reset it for
+// the next request: a data race and a wrong Err.)
 //
 // It is cancelled when the stream closes (reset by either side, or completed),
 // when the connection ends, and when Serve returns, whichever comes first (as

@@ -13,12 +13,9 @@ import (
 )
 
 // requestContext returns the request's context as the framework's c.Context()
-// finds it: Request.Ctx, else the ResponseWriter's Context method.
-func requestContext(r *httpmsg.Request, w httpmsg.ResponseWriter) context.Context {
-	if r.Ctx != nil {
-		return r.Ctx
-	}
-	return w.(interface{ Context() context.Context }).Context()
+// finds it: the ResponseWriter's (httpmsg.ContextWriter).
+func requestContext(_ *httpmsg.Request, w httpmsg.ResponseWriter) context.Context {
+	return w.(httpmsg.ContextWriter).Context()
 }
 
 // TestContextOutlivesRequest: contexts derived from the request context

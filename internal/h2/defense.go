@@ -38,7 +38,7 @@ func (d *defenses) init(now time.Time) {
 	d.ctrlSince, d.emptySec, d.resetSec = now, now, now
 }
 
-// onRead runs when bytes arrive: with SetOutboundBuffered, an engine that has
+// onRead runs when bytes arrive: with an httpmsg.OutboundReporter, an engine that has
 // sent everything shows that the peer reads, so queued control frames are gone.
 func (d *defenses) onRead(c *Conn) {
 	if c.outbound != nil && d.ctrl > 0 && c.outbound() == 0 {

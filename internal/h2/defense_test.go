@@ -109,7 +109,7 @@ func TestPingFlood(t *testing.T) {
 
 	// With the engine telling unsent bytes: a peer that reads is never cut off.
 	hs = newHarness(t, helloHandler(true), nil)
-	hs.c.SetOutboundBuffered(func() int { return 0 })
+	hs.c.setOutboundBuffered(func() int { return 0 })
 	hs.handshake()
 	for range 3 {
 		hs.send(b)
@@ -118,7 +118,7 @@ func TestPingFlood(t *testing.T) {
 		t.Fatalf("reading peer cut off: %v", hs.err)
 	}
 	// One that does not read is.
-	hs.c.SetOutboundBuffered(func() int { return 1 << 30 })
+	hs.c.setOutboundBuffered(func() int { return 1 << 30 })
 	hs.send(b)
 	if hs.err == nil {
 		t.Fatal("non-reading peer not cut off")
@@ -283,13 +283,13 @@ func TestWriteBackpressure(t *testing.T) {
 	}
 }
 
-// TestOutboundHoldBack: with SetOutboundBuffered, DATA waits while the engine
+// TestOutboundHoldBack: with setOutboundBuffered, DATA waits while the engine
 // holds too much unsent output, and resumes at the next callback once it drained.
 func TestOutboundHoldBack(t *testing.T) {
 	var unsent atomic.Int64
 	unsent.Store(1 << 30)
 	hs := newHarness(t, helloHandler(true), nil)
-	hs.c.SetOutboundBuffered(func() int { return int(unsent.Load()) })
+	hs.c.setOutboundBuffered(func() int { return int(unsent.Load()) })
 	hs.handshake()
 	hs.send(frame.AppendHeaders(nil, 1, true, true, hs.get("/x")))
 	hs.expect(frame.TypeHeaders, 1)

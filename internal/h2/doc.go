@@ -40,8 +40,8 @@
 // connection keeps serving. A streamed body found longer or shorter than its
 // content-length fails the handler's reader with ErrContentLength.
 //
-// Request.Ctx stays nil: the request context comes from the stream's Context
-// method (the ResponseWriter's, as for HTTP/1.1), made on first call and never
+// The request context comes from the stream's Context method (the
+// ResponseWriter's, httpmsg.ContextWriter, as for HTTP/1.1), made on first call and never
 // recycled with the stream, so user code may keep it and contexts derived from
 // it after Serve returns. It is cancelled when the stream closes (either side's
 // reset, or completion), when the connection ends, and when Serve returns

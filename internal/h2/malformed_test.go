@@ -221,7 +221,7 @@ func TestWhitespaceValueStdClient(t *testing.T) {
 func TestMalformedFlood(t *testing.T) {
 	hs := newHarness(t, helloHandler(true), nil)
 	// The peer reads nothing: its answers stay in the engine (no clock involved).
-	hs.c.SetOutboundBuffered(func() int { return 1 })
+	hs.c.setOutboundBuffered(func() int { return 1 })
 	hs.handshake()
 	block := hs.get("/", "x-a", " v")
 	var b []byte

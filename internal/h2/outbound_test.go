@@ -33,7 +33,7 @@ func TestOutboundBoundsLargeWindow(t *testing.T) {
 				defer hs.fc.mu.Unlock()
 				return len(hs.fc.out)
 			}
-			hs.c.SetOutboundBuffered(unsent)
+			hs.c.setOutboundBuffered(unsent)
 			hs.handshake(frame.Setting{ID: frame.SettingInitialWindowSize, Val: frame.MaxWindow})
 			hs.send(frame.AppendWindowUpdate(nil, 0, frame.MaxWindow-65535))
 			hs.send(frame.AppendHeaders(nil, 1, true, true, hs.get("/big")))

@@ -18,7 +18,7 @@ const (
 	// wakeQueued is how many queued bytes make Write wake the loop without Flush.
 	wakeQueued = 16 << 10
 	// outboundLimit is how many unsent bytes the engine may hold before DATA waits
-	// (only with SetOutboundBuffered).
+	// (only with an httpmsg.OutboundReporter).
 	outboundLimit = 1 << 20
 	// directWrite is the DATA payload size above which the payload goes to the
 	// engine directly instead of through c.out (one copy less).
@@ -121,7 +121,7 @@ func (c *Conn) DrainLevel() int {
 }
 
 // holdData reports that the engine holds more than outboundLimit unsent bytes
-// (see SetOutboundBuffered): DATA then waits for a later callback.
+// (see httpmsg.OutboundReporter): DATA then waits for a later callback.
 func (c *Conn) holdData() bool {
 	if c.outbound != nil && c.outbound() > outboundLimit {
 		c.heldBack = true
@@ -164,7 +164,7 @@ func (c *Conn) runSendq() {
 // connection send windows (RFC 9113 §6.9.1). It returns how many bytes it sent;
 // END_STREAM goes on the last frame when end is set and all of p fits.
 //
-// With SetOutboundBuffered, one callback hands the engine at most outboundLimit
+// With an httpmsg.OutboundReporter, one callback hands the engine at most outboundLimit
 // bytes of DATA (holdData looks at the engine's unsent output only before): a peer
 // that grants large windows and never reads would otherwise get a whole complete
 // response framed into the engine's buffer at once. The rest waits in the send

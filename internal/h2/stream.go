@@ -118,7 +118,7 @@ func (c *Conn) newStream(id uint32) *stream {
 	r.RemoteAddr = c.remote
 	r.TLS = c.tls
 	r.ContentLength = -1
-	// r.Ctx stays nil: the context is made on demand by s.Context (context.go).
+	// The request context is made on demand by s.Context (context.go).
 	return s
 }
 

@@ -1,12 +1,13 @@
-// Package hook lets packages of this module outside the root (websocket) reach
-// the root package's Context internals without an import cycle: the root package
-// fills the functions in its init.
+// Package hook lets packages of this module outside the root (websocket,
+// celeristest, transports such as HTTP/3) reach the root package's internals
+// without an import cycle: the root package fills the functions in its init.
 package hook
 
 import (
 	"reflect"
 
 	"github.com/celeris-dev/celeris/internal/httpmsg"
+	"github.com/celeris-dev/celeris/internal/work"
 )
 
 // Switch switches the connection (or HTTP/2 stream) of a *celeris.Context to the
@@ -42,3 +43,14 @@ func codeOf(h any) uintptr {
 	}
 	return v.Pointer()
 }
+
+// Pool returns the worker pool of the server a *celeris.Context's request came
+// to (Config.MaxWorkers bounds it; Shutdown stops it), or nil outside a served
+// request. Set by the root package.
+var Pool func(ctx any) *work.Pool
+
+// Handler returns a *celeris.Server as the httpmsg.Handler the protocols call
+// (Prepare on the loop, Serve inline or on a worker): what an in-module
+// transport or test harness (celeristest, HTTP/3) serves requests with. The
+// Server's own methods for it are not exported. Set by the root package.
+var Handler func(server any) httpmsg.Handler

@@ -27,7 +27,6 @@
 package httpmsg
 
 import (
-	"context"
 	"crypto/tls"
 	"errors"
 	"io"
@@ -89,10 +88,6 @@ type Request struct {
 	// Close reports that the connection will be closed after this response
 	// (HTTP/1.x only: Connection: close, or HTTP/1.0 without keep-alive).
 	Close bool
-
-	// Ctx is cancelled when the client goes away or the server shuts down.
-	// It may be nil, meaning context.Background.
-	Ctx context.Context
 
 	// Route is opaque state the Handler stores in Prepare for Serve to use.
 	Route any
@@ -157,6 +152,9 @@ type Switcher interface {
 // served by the Go runtime, the input bytes already read and not consumed, and
 // the output still owed (to write first). The engine forgets the connection: the
 // protocol gets neither OnClose nor more calls, and its Conn must not be used.
+// The HTTP/1.1 exchange (a ResponseWriter) implements it too, for its handler:
+// from a worker it asks the loop and waits, and fails when the connection
+// closes first.
 type Hijacker interface {
 	Hijack() (nc net.Conn, buffered, pending []byte, err error)
 }

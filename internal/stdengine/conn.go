@@ -1,7 +1,6 @@
 package stdengine
 
 import (
-	"bytes"
 	"crypto/tls"
 	"errors"
 	"io"
@@ -15,24 +14,6 @@ import (
 
 	"github.com/celeris-dev/celeris/internal/httpmsg"
 )
-
-// The optional protocol interfaces the gnet engine uses, with the same meaning
-// (see internal/engine). Go interfaces are structural: h1.Conn and h2.Conn satisfy
-// these without knowing this package.
-type (
-	drainer  interface{ Drain() }
-	upgrader interface {
-		TakeUpgrade() (*httpmsg.Request, []byte)
-	}
-	flushAware  interface{ AfterFlush(outbound int) }
-	drainWaiter interface{ DrainLevel() int }
-	bodyAwaiter interface{ AwaitingBody() bool }
-	afterEOF    interface{ InputEnded() bool }
-	bodyAborter interface{ AbortBody() }
-)
-
-// h2Preface is the HTTP/2 client connection preface (RFC 9113 §3.4).
-var h2Preface = []byte("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
 
 // aLongTimeAgo is a read deadline in the past: it makes a pending Read return.
 var aLongTimeAgo = time.Unix(1, 0)
@@ -97,6 +78,11 @@ type conn struct {
 	aborted atomic.Bool   // the engine stops: close now
 
 	hijacked bool // the connection left the engine (Hijack): finish leaves nc open
+
+	// failed is the error of an input that failed together with a direct run
+	// that then detached: the new owner serves what is owed without reading,
+	// then closes with it.
+	failed error
 
 	wr writer
 
@@ -237,8 +223,8 @@ func (c *conn) loop() error {
 			}
 			if c.proto != nil && !c.closing {
 				err = c.proto.OnWake()
-				if err == httpmsg.ErrUpgrade && c.takeSwitch() {
-					err = nil
+				if err == httpmsg.ErrUpgrade {
+					err = c.nextProto()
 				}
 			}
 			if err == nil && c.drain.Load() && !c.closing {
@@ -246,7 +232,7 @@ func (c *conn) loop() error {
 			}
 		}
 		stalled := false
-		if err == nil && !c.wantClose && !c.closing {
+		if err == nil && !c.wantClose && !c.closing && c.failed == nil {
 			before := c.w - c.r
 			err = c.feed()
 			if c.w-c.r < before {
@@ -264,28 +250,37 @@ func (c *conn) loop() error {
 				c.flush()
 			}
 			c.emit()
+			// The input may have failed too (a malformed request pipelined
+			// behind the one that runs): the error goes with the loop if the
+			// run detaches, so that the new owner closes with it once the
+			// handler answered (set before the run: a detach starts the new
+			// owner from inside it).
+			c.failed = err
 			if !c.runDirect(t) {
 				return errMoved
 			}
 			if err == nil {
 				continue
 			}
-			// The input also failed (no protocol does both today): take the
-			// handler's answer now, to write it before closing.
+			// The run ended here: take the handler's answer now, to write it
+			// before closing.
 			c.woken.Store(false)
 			if werr := c.proto.OnWake(); werr != nil && werr != httpmsg.ErrUpgrade {
 				err = werr
 			}
 		}
 		if c.eof && err == nil && c.proto != nil && c.r == c.w {
-			if ab, ok := c.proto.(bodyAwaiter); ok && ab.AwaitingBody() {
+			if ab, ok := c.proto.(httpmsg.BodyAwaiter); ok && ab.AwaitingBody() {
 				// A handler reads a streamed body whose rest will never come.
-				if a, ok := c.proto.(bodyAborter); ok {
+				if a, ok := c.proto.(httpmsg.BodyAborter); ok {
 					a.AbortBody()
 				}
 			}
 		}
 		c.flush()
+		if err == nil && c.failed != nil && c.proto != nil && !c.proto.Busy() {
+			err = c.failed // the detached handler answered: close as the input said
+		}
 		if err != nil || c.wantClose {
 			c.closing = true
 		}
@@ -311,8 +306,9 @@ func (c *conn) loop() error {
 	}
 }
 
-// feed presents the unconsumed input to the protocol, switching protocol when the
-// preface or an h2c upgrade says so (the gnet engine's readAll).
+// feed presents the unconsumed input to the protocol, which protoselect chooses
+// from the first bytes (in cleartext) and replaces when the protocol hands over
+// (the gnet engine's readAll).
 func (c *conn) feed() error {
 	for {
 		buf := c.in[c.r:c.w]
@@ -325,8 +321,10 @@ func (c *conn) feed() error {
 			// complete in it never will.
 			buf = buf[:min(len(buf), c.eng.cfg.PeekWindow)]
 		}
-		if c.proto == nil && !c.sniff(buf) {
-			return nil
+		if c.proto == nil {
+			if c.proto = c.eng.cfg.Protocols.Choose(c, buf); c.proto == nil {
+				return nil // a strict prefix of the HTTP/2 preface: wait for more
+			}
 		}
 		if c.wantClose {
 			return nil
@@ -337,19 +335,9 @@ func (c *conn) feed() error {
 			c.r, c.w = 0, 0
 		}
 		if err == httpmsg.ErrUpgrade {
-			if c.takeSwitch() {
-				continue
-			}
-			up, ok := c.proto.(upgrader)
-			if !ok || c.eng.cfg.Upgrade == nil {
+			if err = c.nextProto(); err != nil {
 				return err
 			}
-			req, settings := up.TakeUpgrade()
-			p, uerr := c.eng.cfg.Upgrade(c, req, settings)
-			if uerr != nil {
-				return uerr
-			}
-			c.proto = p
 			continue
 		}
 		if err != nil || n < len(buf) || n == 0 {
@@ -358,30 +346,19 @@ func (c *conn) feed() error {
 	}
 }
 
-// sniff picks the protocol of a plaintext connection from its first bytes (the
-// HTTP/2 preface selects h2); false while they are a strict prefix of the preface.
-func (c *conn) sniff(buf []byte) bool {
-	n := min(len(buf), len(h2Preface))
-	if !bytes.Equal(buf[:n], h2Preface[:n]) {
-		c.proto = c.eng.cfg.NewH1(c)
-		return true
+// nextProto installs the protocol that follows after the current one returned
+// httpmsg.ErrUpgrade (protoselect.Protocols.Next).
+func (c *conn) nextProto() error {
+	p, err := c.eng.cfg.Protocols.Next(c, c.proto)
+	if err != nil {
+		return err
 	}
-	if n < len(h2Preface) {
-		return false
-	}
-	if c.eng.cfg.NewH2 == nil {
-		if f := c.eng.cfg.RefuseH2; f != nil {
-			c.Write(f())
-		}
-		c.wantClose = true
-		return true
-	}
-	c.proto = c.eng.cfg.NewH2(c)
-	return true
+	c.proto = p
+	return nil
 }
 
 func (c *conn) drainProto() {
-	if d, ok := c.proto.(drainer); ok {
+	if d, ok := c.proto.(httpmsg.Drainer); ok {
 		d.Drain()
 		return
 	}
@@ -407,12 +384,12 @@ func (c *conn) flush() {
 		}
 	}
 	pending := c.OutboundBuffered()
-	if fa, ok := c.proto.(flushAware); ok {
+	if fa, ok := c.proto.(httpmsg.FlushObserver); ok {
 		fa.AfterFlush(pending)
 	}
 	level := -1
 	if pending > 0 {
-		if dw, ok := c.proto.(drainWaiter); ok {
+		if dw, ok := c.proto.(httpmsg.DrainWaiter); ok {
 			level = dw.DrainLevel()
 		}
 	}
@@ -498,9 +475,10 @@ func (c *conn) wait() error {
 	if dl != 0 && now >= dl {
 		return errTimeout
 	}
-	if c.eof || c.w-c.r >= c.eng.cfg.MaxBufferedInput {
-		// Nothing to read (the input ended), or enough unconsumed input: TCP flow
-		// control pushes back on the client while the protocol catches up.
+	if c.eof || c.failed != nil || c.w-c.r >= c.eng.cfg.MaxBufferedInput {
+		// Nothing to read (the input ended, or failed), or enough unconsumed
+		// input: TCP flow control pushes back on the client while the protocol
+		// catches up.
 		return c.waitWake(dl, now)
 	}
 	c.makeRoom()
@@ -626,7 +604,7 @@ func (c *conn) inputEnded() error {
 	if c.proto == nil {
 		return io.EOF
 	}
-	p, serves := c.proto.(afterEOF) // HTTP/2 cannot serve past the end of input
+	p, serves := c.proto.(httpmsg.InputEnder) // HTTP/2 cannot serve past the end of input
 	owed := serves && p.InputEnded()
 	if !owed || !serves {
 		c.closing = true
@@ -649,7 +627,7 @@ func (c *conn) deadline(now int64) int64 {
 		return 0
 	case c.proto != nil && c.proto.Busy():
 		c.partialSince = 0
-		if ab, ok := c.proto.(bodyAwaiter); ok && ab.AwaitingBody() {
+		if ab, ok := c.proto.(httpmsg.BodyAwaiter); ok && ab.AwaitingBody() {
 			if c.lastProgress == 0 {
 				c.lastProgress = now
 			}

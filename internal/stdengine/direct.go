@@ -19,18 +19,73 @@ import (
 // directWatch is detached by the engine's watcher, so that a client that leaves is read, and
 // its end cancels the handler's context, as on a worker.
 //
-// dstate packs the number of the last direct run (the owner counts them) with its
-// state, so that every transition names the run it is about: run<<2 | state.
-// A run goes running -> idle (its goroutine, when the handler returned without a
+// A direct run's state is a directState: the run's number (the owner counts
+// them) and its phase in one word, held in conn.dstate and changed only by
+// compare-and-swap, so that every transition names the run it is about. A run
+// goes running -> idle (its goroutine, when the handler returned without a
 // detach) or running -> moved (Detach or the watch, whichever comes first). The
 // goroutine a detached run leaves only tries moved -> idle for its own run, so
-// the new owner may start the next run at once.
+// the new owner may start the next run at once. The transitions are pure
+// methods (direct_test.go has a table of every one); the goroutine starts that
+// go with a move are the callers'.
+type directState uint64
+
+// Phases of a direct run.
 const (
 	directIdle uint64 = iota
 	directRunning
 	directMoved
 	directMask = 3
 )
+
+// run is the run's number.
+func (s directState) run() uint64 { return uint64(s) >> 2 }
+
+// phase is directIdle, directRunning or directMoved.
+func (s directState) phase() uint64 { return uint64(s) & directMask }
+
+// next is the owner starting the next run: its number is one more, running.
+func (s directState) next() directState {
+	return directState((s.run()+1)<<2 | directRunning)
+}
+
+// ended is the handler of run r returning on the goroutine that runs it: it
+// applies only while that run is running (not detached).
+func (s directState) ended(r uint64) (directState, bool) {
+	if s.run() != r || s.phase() != directRunning {
+		return s, false
+	}
+	return directState(r<<2 | directIdle), true
+}
+
+// moved is a detach of the running run (Detach, or the watch): the loop goes
+// to a new goroutine. It applies only while a run is running.
+func (s directState) moved() (directState, bool) {
+	if s.phase() != directRunning {
+		return s, false
+	}
+	return directState(s.run()<<2 | directMoved), true
+}
+
+// stale reports whether the watch may detach s: a run still running that was
+// already running, the same one, at the previous tick (seen).
+func (s directState) stale(seen directState) bool {
+	return s.phase() == directRunning && s == seen
+}
+
+// released is the goroutine a detached run r left returning: it applies only
+// while r is the last run and moved (the new owner has not started another).
+func (s directState) released(r uint64) (directState, bool) {
+	if s.run() != r || s.phase() != directMoved {
+		return s, false
+	}
+	return directState(r<<2 | directIdle), true
+}
+
+// swap applies a transition to c.dstate if c.dstate is still s.
+func (c *conn) swap(s, to directState, ok bool) bool {
+	return ok && c.dstate.CompareAndSwap(uint64(s), uint64(to))
+}
 
 // directWatch is the period of the engine's direct-run watch: a handler still
 // running after one to two periods is detached, so that a reader takes the loop
@@ -65,8 +120,8 @@ func (c *conn) RunDirect(t httpmsg.Task) bool {
 // Detach moves the loop off a directly running handler's goroutine (any
 // goroutine; a no-op unless a direct run is in progress and not yet detached).
 func (c *conn) Detach() {
-	if v := c.dstate.Load(); v&directMask == directRunning &&
-		c.dstate.CompareAndSwap(v, v&^directMask|directMoved) {
+	s := directState(c.dstate.Load())
+	if to, ok := s.moved(); c.swap(s, to, ok) {
 		go c.run()
 	}
 }
@@ -75,15 +130,14 @@ func (c *conn) Detach() {
 // run that was in progress at the previous tick and still is has run for a
 // period at least: it is detached, and a new goroutine becomes the owner.
 func (c *conn) watch() bool {
-	v, prev := c.dstate.Load(), c.dseen.Load()
-	running := v&directMask == directRunning
-	if running && v == prev && c.dstate.CompareAndSwap(v, v&^directMask|directMoved) {
+	s, seen := directState(c.dstate.Load()), directState(c.dseen.Load())
+	if to, ok := s.moved(); s.stale(seen) && c.swap(s, to, ok) {
 		c.tstate.Store(watchUnlisted) // the next direct run lists c again
 		go c.run()
 		return false
 	}
-	c.dseen.Store(v)
-	if running || v>>2 != prev>>2 {
+	c.dseen.Store(uint64(s))
+	if s.phase() == directRunning || s.run() != seen.run() {
 		return true // runs went on since the previous tick
 	}
 	// Idle for a period: unlist. A run that began meanwhile lists c itself
@@ -91,7 +145,7 @@ func (c *conn) watch() bool {
 	// (runDirect stores running, then loads tstate; this stores tstate, then
 	// loads running).
 	c.tstate.Store(watchUnlisted)
-	return c.dstate.Load()&directMask == directRunning && c.tstate.CompareAndSwap(watchUnlisted, watchListed)
+	return directState(c.dstate.Load()).phase() == directRunning && c.tstate.CompareAndSwap(watchUnlisted, watchListed)
 }
 
 // watcher is an engine's direct-run watch: the connections listed, and one
@@ -138,17 +192,19 @@ func (w *watcher) run() {
 // runDirect runs t on the owner goroutine. It reports false when t detached:
 // another goroutine owns the connection now and this one must leave it alone.
 func (c *conn) runDirect(t httpmsg.Task) bool {
-	run := (c.dstate.Load()>>2 + 1) << 2 // only the owner starts runs
-	c.dstate.Store(run | directRunning)
+	s := directState(c.dstate.Load()).next() // only the owner starts runs
+	c.dstate.Store(uint64(s))
 	if c.tstate.Load() == watchUnlisted && c.tstate.CompareAndSwap(watchUnlisted, watchListed) {
 		c.eng.watch.add(c)
 	}
 	t.Run()
-	if c.dstate.CompareAndSwap(run|directRunning, run|directIdle) {
+	if to, ok := s.ended(s.run()); c.swap(s, to, ok) {
 		return true
 	}
 	// Detached: the goroutine that took the loop over owns the connection and
 	// may have started the next run already; this one only closes its own.
-	c.dstate.CompareAndSwap(run|directMoved, run|directIdle)
+	moved := directState(s.run()<<2 | directMoved)
+	to, ok := moved.released(s.run())
+	c.swap(moved, to, ok)
 	return false
 }

@@ -3,12 +3,13 @@
 // goroutine per connection, on every OS Go supports. It carries TLS, and plaintext
 // where gnet is not available or not wanted; it drives the same internal/h1 and
 // internal/h2 state machines as the gnet engine (internal/engine), through the same
-// contract (httpmsg.Conn, httpmsg.Proto and the optional interfaces the gnet engine
-// uses: OnWake, AfterFlush, DrainLevel, Drain, InputEnded, AwaitingBody, ErrUpgrade).
+// contract (httpmsg.Conn, httpmsg.Proto and the optional interfaces of
+// internal/httpmsg's contract.go), and has the protocol chosen the same way
+// (internal/protoselect).
 //
 // Life of a connection:
 //
-//	accept -> (TLS: handshake under Config.HandshakeTimeout, ALPN picks h2 or h1)
+//	accept -> (TLS: handshake under Config.HandshakeTimeout; protoselect chooses by ALPN)
 //	owner goroutine (conn.serve), the equivalent of the event loop for this conn:
 //	  loop: OnWake when a worker asked -> OnData over the unconsumed input
 //	        -> the callback's output batch: written at once, without blocking, as
@@ -46,14 +47,13 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/celeris-dev/celeris/internal/httpmsg"
+	"github.com/celeris-dev/celeris/internal/protoselect"
 )
 
 // ErrStopped is the error a protocol's OnClose gets when the engine stops under it.
 var ErrStopped = errors.New("stdengine: stopped")
 
-// Config configures an Engine. The protocol factories mean what they mean for the
-// gnet engine (internal/engine.Config).
+// Config configures an Engine.
 type Config struct {
 	Addr string // host:port
 	// Listener, when set, is served instead of listening on Addr (a listener
@@ -62,9 +62,8 @@ type Config struct {
 	Listener  net.Listener
 	ReusePort bool // SO_REUSEPORT on the listener (not on Windows)
 	// TLSConfig, when set, makes every connection TLS: the handshake runs first,
-	// and the protocol is chosen by ALPN ("h2": HTTP/2 at once, anything else:
-	// HTTP/1.1); Upgrade and the preface sniffing are not used. The config must
-	// not be modified after Run.
+	// and then the protocol is chosen by ALPN (internal/protoselect). The config
+	// must not be modified after Run.
 	TLSConfig        *tls.Config
 	HandshakeTimeout time.Duration // TLS handshake, default 10 s
 
@@ -72,14 +71,8 @@ type Config struct {
 	IdleTimeout       time.Duration // default 60 s
 	Logger            *slog.Logger
 
-	NewH1    func(c httpmsg.Conn) httpmsg.Proto
-	NewH2    func(c httpmsg.Conn) httpmsg.Proto // nil: no HTTP/2 (h2c refused with RefuseH2)
-	RefuseH2 func() []byte
-	Upgrade  func(c httpmsg.Conn, req *httpmsg.Request, settings []byte) (httpmsg.Proto, error)
-	// InadequateSecurity is written before closing a TLS connection that
-	// negotiated h2 below RFC 9113 §9.2's minimum (TLS 1.2 with a blocklisted
-	// cipher suite, or a version below 1.2): a GOAWAY INADEQUATE_SECURITY frame.
-	InadequateSecurity func() []byte
+	// Protocols choose and build each connection's protocol (internal/protoselect).
+	Protocols protoselect.Protocols
 	// HandshakeFailed, when set, is called for every failed TLS handshake (which
 	// is not logged: any client can cause one per connection).
 	HandshakeFailed func()
@@ -217,9 +210,15 @@ func (e *Engine) accept(ln net.Listener) error {
 	}
 }
 
+// temporary is an accept error that says whether a retry may succeed (net.Error's
+// deprecated Temporary, still the only way to tell EMFILE and ECONNABORTED).
+type temporary interface {
+	Temporary() bool
+}
+
 // isTemporary reports accept errors worth a retry (EMFILE, ECONNABORTED...).
 func isTemporary(err error) bool {
-	t, ok := err.(interface{ Temporary() bool })
+	t, ok := err.(temporary)
 	return ok && t.Temporary()
 }
 
@@ -280,9 +279,13 @@ func (e *Engine) Drain() int {
 // Stop closes the listener and every connection and waits for Run to return.
 func (e *Engine) Stop(ctx context.Context) error {
 	select {
-	case <-e.booted:
-	case <-ctx.Done():
-		return ctx.Err()
+	case <-e.booted: // a ctx that already ended still stops a running engine
+	default:
+		select {
+		case <-e.booted:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 	if e.bootErr != nil {
 		return e.bootErr

@@ -1,19 +1,18 @@
 package stdengine
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
 	"io"
 	"net"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/celeris-dev/celeris/internal/httpmsg"
+	"github.com/celeris-dev/celeris/internal/protoselect"
 	"github.com/celeris-dev/celeris/internal/selfcert"
 )
 
@@ -62,7 +61,7 @@ func (p *proto) AfterFlush(n int) {
 func start(t *testing.T, cfg Config, mk func(c httpmsg.Conn) *proto) string {
 	t.Helper()
 	cfg.Addr = "127.0.0.1:0"
-	cfg.NewH1 = func(c httpmsg.Conn) httpmsg.Proto { return mk(c) }
+	cfg.Protocols.NewH1 = func(c httpmsg.Conn) httpmsg.Proto { return mk(c) }
 	e := New(cfg)
 	errc := make(chan error, 1)
 	go func() { errc <- e.Run() }()
@@ -292,12 +291,12 @@ func TestTimeouts(t *testing.T) {
 func TestStopClosesConnections(t *testing.T) {
 	closed := make(chan error, 1)
 	made := make(chan struct{})
-	e := New(Config{Addr: "127.0.0.1:0", NewH1: func(c httpmsg.Conn) httpmsg.Proto {
+	e := New(Config{Addr: "127.0.0.1:0", Protocols: protoselect.Protocols{NewH1: func(c httpmsg.Conn) httpmsg.Proto {
 		p := &proto{c: c, closed: closed}
 		p.busy.Store(true)
 		close(made)
 		return p
-	}})
+	}}})
 	errc := make(chan error, 1)
 	go func() { errc <- e.Run() }()
 	a, err := e.WaitReady()
@@ -332,26 +331,5 @@ func TestStopClosesConnections(t *testing.T) {
 	}
 	if b, err := io.ReadAll(c); err != nil && !errors.Is(err, io.EOF) && len(b) != 0 {
 		t.Fatalf("read after stop: %q %v", b, err)
-	}
-}
-
-// h2Cipher allows exactly the TLS 1.2 suites of crypto/tls outside RFC 7540
-// Appendix A (ECDHE with an AEAD).
-func TestH2Cipher(t *testing.T) {
-	for _, s := range append(tls.CipherSuites(), tls.InsecureCipherSuites()...) {
-		if !slices.Contains(s.SupportedVersions, tls.VersionTLS12) {
-			continue
-		}
-		aead := bytes.Contains([]byte(s.Name), []byte("_GCM_")) || bytes.Contains([]byte(s.Name), []byte("CHACHA20"))
-		want := bytes.HasPrefix([]byte(s.Name), []byte("TLS_ECDHE_")) && aead
-		if got := h2Cipher(s.ID); got != want {
-			t.Errorf("%s: %v, want %v", s.Name, got, want)
-		}
-	}
-	if !h2Secure(&tls.ConnectionState{Version: tls.VersionTLS13, CipherSuite: tls.TLS_AES_128_GCM_SHA256}) {
-		t.Error("TLS 1.3 refused")
-	}
-	if h2Secure(&tls.ConnectionState{Version: tls.VersionTLS11, CipherSuite: tls.TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256}) {
-		t.Error("TLS 1.1 allowed")
 	}
 }

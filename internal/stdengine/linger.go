@@ -9,9 +9,15 @@ import "time"
 // kernel reset the connection, destroying the answer in the client's buffer.
 const lingerTime = 500 * time.Millisecond
 
+// closeWriter is a connection whose sending side can be shut down alone
+// (*net.TCPConn, *tls.Conn).
+type closeWriter interface {
+	CloseWrite() error
+}
+
 // lingerClose is that wait (owner goroutine, after the writer ended).
 func (c *conn) lingerClose() {
-	cw, ok := c.nc.(interface{ CloseWrite() error })
+	cw, ok := c.nc.(closeWriter)
 	if !ok || cw.CloseWrite() != nil {
 		return
 	}

@@ -4,30 +4,7 @@ import (
 	"errors"
 	"net"
 	"time"
-
-	"github.com/celeris-dev/celeris/internal/httpmsg"
 )
-
-// switcher is implemented by a protocol (h1) whose handler switched the
-// connection to another protocol (a 101 answer, WebSocket): see internal/engine.
-type switcher interface {
-	TakeSwitch() httpmsg.Proto
-}
-
-// takeSwitch installs the protocol a handler switched to; false when the switch
-// is not a handler's (h2c).
-func (c *conn) takeSwitch() bool {
-	sw, ok := c.proto.(switcher)
-	if !ok {
-		return false
-	}
-	p := sw.TakeSwitch()
-	if p == nil {
-		return false
-	}
-	c.proto = p
-	return true
-}
 
 // errHijacked ends the owner of a connection that left the engine.
 var errHijacked = errors.New("stdengine: connection hijacked")
@@ -67,5 +44,3 @@ func (hijacked) OnData(in []byte) (int, error) { return len(in), nil }
 func (hijacked) OnWake() error                 { return nil }
 func (hijacked) OnClose(error)                 {}
 func (hijacked) Busy() bool                    { return false }
-
-var _ httpmsg.Hijacker = (*conn)(nil)

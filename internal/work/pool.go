@@ -34,6 +34,9 @@ type Pool struct {
 	expiry  time.Duration
 	stopped bool
 	clock   atomic.Int64 // unix ns, refreshed by the reaper every expiry period
+
+	stop   chan struct{} // closed by Stop: the reaper returns
+	reaped chan struct{} // closed when the reaper returned
 }
 
 // NewPool returns a pool that keeps at most max live workers (0: unlimited) and
@@ -42,7 +45,7 @@ func NewPool(max int, expiry time.Duration) *Pool {
 	if expiry <= 0 {
 		expiry = 10 * time.Second
 	}
-	p := &Pool{max: max, expiry: expiry}
+	p := &Pool{max: max, expiry: expiry, stop: make(chan struct{}), reaped: make(chan struct{})}
 	p.clock.Store(time.Now().UnixNano())
 	go p.reaper()
 	return p
@@ -107,10 +110,16 @@ func (p *Pool) release(w *worker) bool {
 // reaper retires workers that stayed idle longer than the expiry. The oldest idle
 // workers sit at the bottom of the stack.
 func (p *Pool) reaper() {
+	defer close(p.reaped)
 	t := time.NewTicker(p.expiry)
 	defer t.Stop()
 	var expired []*worker
-	for range t.C {
+	for {
+		select {
+		case <-t.C:
+		case <-p.stop:
+			return
+		}
 		now := time.Now().UnixNano()
 		p.clock.Store(now)
 		p.mu.Lock()
@@ -136,16 +145,29 @@ func (p *Pool) reaper() {
 	}
 }
 
-// Stop retires idle workers; busy workers exit when their task returns.
+// Stop retires idle workers and the reaper at once; busy workers exit when
+// their task returns. Stopping a stopped pool does nothing.
 func (p *Pool) Stop() {
 	p.mu.Lock()
+	if p.stopped {
+		p.mu.Unlock()
+		return
+	}
 	p.stopped = true
 	idle := p.idle
 	p.idle = nil
+	close(p.stop)
 	p.mu.Unlock()
 	for _, w := range idle {
 		w.ch <- nil
 	}
+}
+
+// Stopped reports whether Stop was called.
+func (p *Pool) Stopped() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.stopped
 }
 
 // Workers returns the number of live workers (for tests and metrics).

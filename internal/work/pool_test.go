@@ -77,3 +77,19 @@ func TestExpiry(t *testing.T) {
 		t.Fatalf("workers after expiry = %d", n)
 	}
 }
+
+// Stop ends the reaper at once, not at its next tick (up to an expiry period
+// later), and a second Stop does nothing.
+func TestStopEndsReaper(t *testing.T) {
+	p := NewPool(0, time.Hour)
+	p.Stop()
+	select {
+	case <-p.reaped:
+	case <-time.After(time.Second):
+		t.Fatal("the reaper outlived Stop")
+	}
+	p.Stop()
+	if p.Submit(fnTask(func() {})) {
+		t.Fatal("a stopped pool took a task")
+	}
+}

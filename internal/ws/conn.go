@@ -547,8 +547,44 @@ func (c *Conn) schedule() {
 		return
 	}
 	c.running = true
-	if c.cfg.Pool == nil || !c.cfg.Pool.Submit(&c.task) {
+	if c.cfg.Pool == nil {
 		go c.task.Run()
+		return
+	}
+	if !c.cfg.Pool.Submit(&c.task) {
+		c.running = false
+		c.refused()
+	}
+}
+
+// refused handles a pool that has no worker for the application (mu held):
+// it is at the server's MaxWorkers, or stopped (shutdown). An application that
+// has not started never will: the client gets close 1013 (try again later; RFC
+// 6455 §7.4.1, IANA registry) or 1001 (going away), and the application hears
+// nothing. One that started (callbacks: OnOpen ran) is closed the same way and
+// still gets its OnClose, on a goroutine of its own once the connection is gone:
+// a short call, once per connection already admitted, which its cleanup needs.
+func (c *Conn) refused() {
+	if c.app.Handler != nil || !c.openDone {
+		c.openDone, c.closeDone = true, true // never started: nothing to tell it
+		c.dispatched = true
+	}
+	if c.gone {
+		if !c.closeDone {
+			c.running = true
+			go c.task.Run()
+		}
+		return
+	}
+	if !c.wantClose && c.failReq == nil {
+		code, reason := CloseTryAgainLater, "server busy"
+		if c.cfg.Pool.Stopped() {
+			code, reason = CloseGoingAway, "server shutting down"
+		}
+		c.wantClose = true
+		c.closeReq = AppendClose(nil, code, reason)
+		c.setClose(code, reason)
+		c.t.Wake()
 	}
 }
 
