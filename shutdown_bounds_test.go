@@ -92,7 +92,10 @@ func testShutdownHonoursDeadline(t *testing.T, e Engine, inline bool) {
 		t.Fatalf("Shutdown = %v, want the deadline", err)
 	}
 	t.Logf("shutdown took %v", took)
-	if took > 350*time.Millisecond {
+	// The handler holds on for 3 s: a Shutdown that waited for it, or for
+	// a fixed grace of its own, would take that long. The bound leaves room
+	// for a loaded machine's scheduling.
+	if took > 1500*time.Millisecond {
 		t.Fatalf("Shutdown returned %v after its 200 ms deadline", took-200*time.Millisecond)
 	}
 	close(release)

@@ -59,7 +59,8 @@ func TestShutdownEndsSSEStreams(t *testing.T) {
 		if err := s.Shutdown(ctx); err != nil {
 			t.Fatalf("Shutdown: %v after %v", err, time.Since(start))
 		}
-		if d := time.Since(start); d > 2*time.Second {
+		// A stream Shutdown did not end would hold it to its 5 s deadline.
+		if d := time.Since(start); d > 4*time.Second {
 			t.Fatalf("Shutdown took %v", d)
 		}
 		if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
