@@ -9,3 +9,8 @@ import "github.com/celeris-dev/celeris/internal/httpmsg"
 // protocol newProto builds (httpmsg.Switcher), answering with header. status is
 // what the answer's status is (101 or 200). Set by the root package.
 var Switch func(ctx any, header []httpmsg.Field, newProto func(httpmsg.Conn) httpmsg.Proto) (status int, err error)
+
+// Handler returns the httpmsg.Handler of a *celeris.Server (its router,
+// middleware and error handling), for a transport of another module (HTTP/3)
+// to serve the same routes. Set by the root package.
+var Handler func(server any) httpmsg.Handler
