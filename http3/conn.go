@@ -1,10 +1,12 @@
 package celerish3
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/quic-go/quic-go"
@@ -23,8 +25,8 @@ const closeGrace = time.Second
 type conn struct {
 	srv      *Server
 	qc       *quic.Conn
-	tlsState *tls.ConnectionState // read only, shared by the connection's requests
-	control  *quic.SendStream     // the server's control stream
+	tlsState atomic.Pointer[tls.ConnectionState] // after the handshake; read only, shared by the requests
+	control  *quic.SendStream                    // the server's control stream
 
 	mu         sync.Mutex
 	active     int            // request streams being served
@@ -40,8 +42,22 @@ type conn struct {
 }
 
 func newConn(srv *Server, qc *quic.Conn) *conn {
-	st := qc.ConnectionState().TLS
-	return &conn{srv: srv, qc: qc, tlsState: &st, settings: make(chan struct{}), done: make(chan struct{})}
+	return &conn{srv: srv, qc: qc, settings: make(chan struct{}), done: make(chan struct{})}
+}
+
+// tls returns the connection's TLS state. A 0-RTT request, served before the
+// handshake completed, gets the state so far (no client certificate yet).
+func (c *conn) tls() *tls.ConnectionState {
+	if st := c.tlsState.Load(); st != nil {
+		return st
+	}
+	st := c.qc.ConnectionState().TLS
+	select {
+	case <-c.qc.HandshakeComplete():
+		c.tlsState.Store(&st)
+	default:
+	}
+	return &st
 }
 
 // serve opens the control stream, then accepts request streams until the
@@ -153,16 +169,18 @@ func (c *conn) closeWithError(err error) {
 	_ = c.qc.CloseWithError(quic.ApplicationErrorCode(code), code.String())
 }
 
-// early reports whether the handshake is still incomplete (a 0-RTT request).
-func (c *conn) early() bool {
+// awaitHandshake returns once the QUIC handshake is complete, at once unless
+// the connection accepts 0-RTT; false when ctx ends first (the connection
+// closed, or the handshake timed out).
+func (c *conn) awaitHandshake(ctx context.Context) bool {
 	if !c.srv.allow0RTT {
-		return false
+		return true
 	}
 	select {
 	case <-c.qc.HandshakeComplete():
-		return false
-	default:
 		return true
+	case <-ctx.Done():
+		return false
 	}
 }
 

@@ -245,6 +245,26 @@ func TestQuicGoClient(t *testing.T) {
 			t.Fatalf("got %d", resp.StatusCode)
 		}
 	})
+	t.Run("upload-too-large-unknown-length", func(t *testing.T) {
+		pr, pw := io.Pipe()
+		go func() {
+			chunk := bytes.Repeat([]byte{'x'}, 64<<10)
+			for i := 0; i < 80; i++ { // 5 MiB, past the 4 MiB limit
+				if _, err := pw.Write(chunk); err != nil {
+					break
+				}
+			}
+			_ = pw.Close()
+		}()
+		resp, err := st.client.Post(st.h3URL+"/upload", "application/octet-stream", pr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 413 {
+			t.Fatalf("got %d", resp.StatusCode)
+		}
+	})
 	t.Run("download-64MiB", func(t *testing.T) {
 		resp, err := st.client.Get(st.h3URL + "/download/64")
 		if err != nil {

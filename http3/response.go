@@ -213,8 +213,6 @@ func refusalText(status int) string {
 	switch status {
 	case 413:
 		return "Request Entity Too Large"
-	case 425:
-		return "Too Early"
 	case 431:
 		return "Request Header Fields Too Large"
 	}

@@ -51,14 +51,23 @@ type Config struct {
 	IdleTimeout, HandshakeTimeout time.Duration
 	// Allow0RTT accepts requests in 0-RTT data, before the handshake
 	// completes. Such data can be replayed by an attacker (RFC 9001 §9.2), so
-	// only safe methods (GET, HEAD, OPTIONS, TRACE) are served from it; others
-	// get 425 Too Early (RFC 8470 §5.2). [false: no 0-RTT]
+	// only safe methods (GET, HEAD, OPTIONS, TRACE) are served from it at once;
+	// a request with another method waits for the handshake to complete (RFC
+	// 8470 §3), which a replay never does. [false: no 0-RTT]
 	Allow0RTT bool
 	// AltSvcMaxAge is the ma parameter of the Alt-Svc field that advertises
 	// HTTP/3 on the server's TLS responses (RFC 7838 §3.1) [24h].
 	AltSvcMaxAge time.Duration
 	// DisableAltSvc leaves the Alt-Svc field out.
 	DisableAltSvc bool
+}
+
+// listener is quic.Listener or, with 0-RTT, quic.EarlyListener (which hands a
+// connection over before its handshake completes).
+type listener interface {
+	Accept(ctx context.Context) (*quic.Conn, error)
+	Close() error
+	Addr() net.Addr
 }
 
 // Server serves HTTP/3 for a celeris.Server: created by Enable, started and
@@ -78,7 +87,7 @@ type Server struct {
 	ready           chan struct{}
 
 	mu       sync.Mutex
-	ln       *quic.EarlyListener
+	ln       listener
 	tr       *quic.Transport
 	conns    map[*conn]struct{}
 	draining bool
@@ -141,7 +150,7 @@ func (h *Server) Serve(env celeris.TransportEnv) error {
 }
 
 // listen applies the configuration and opens the UDP socket.
-func (h *Server) listen(env celeris.TransportEnv) (*quic.EarlyListener, error) {
+func (h *Server) listen(env celeris.TransportEnv) (listener, error) {
 	cfg := &h.cfg
 	h.logger = env.Logger
 	if h.logger == nil {
@@ -174,14 +183,20 @@ func (h *Server) listen(env celeris.TransportEnv) (*quic.EarlyListener, error) {
 		return nil, err
 	}
 	tr := &quic.Transport{Conn: udp}
-	ln, err := tr.ListenEarly(tc, &quic.Config{
+	qcfg := &quic.Config{
 		HandshakeIdleTimeout: pick(cfg.HandshakeTimeout, env.HandshakeTimeout, DefaultHandshakeTimeout),
 		MaxIdleTimeout:       pick(cfg.IdleTimeout, env.IdleTimeout, DefaultIdleTimeout),
 		MaxIncomingStreams:   streams,
 		// The client's control and QPACK streams, and a few reserved ones.
 		MaxIncomingUniStreams: 16,
 		Allow0RTT:             cfg.Allow0RTT,
-	})
+	}
+	var ln listener
+	if cfg.Allow0RTT {
+		ln, err = tr.ListenEarly(tc, qcfg)
+	} else {
+		ln, err = tr.Listen(tc, qcfg)
+	}
 	if err != nil {
 		_ = udp.Close()
 		return nil, err

@@ -338,18 +338,19 @@ func (s *reqStream) resetStream(code ErrCode) {
 func (s *reqStream) serve(ctx context.Context) {
 	srv := s.c.srv
 	s.req.RemoteAddr = s.c.qc.RemoteAddr()
-	s.req.TLS = s.c.tlsState
+	s.req.TLS = s.c.tls()
 	s.req.StreamID = uint32(s.str.StreamID())
 	s.req.Ctx = ctx
 	if err := s.readHead(); err != nil {
 		s.headError(err)
 		return
 	}
-	if s.c.early() && !safeMethod(s.req.Method) {
-		// 0-RTT data may be replayed (RFC 9001 §9.2, RFC 8470 §5.2): only
-		// safe methods are served before the handshake completes.
-		s.w.refuse(425)
-		s.finish()
+	if !safeMethod(s.req.Method) && !s.c.awaitHandshake(ctx) {
+		// 0-RTT data may be replayed (RFC 9001 §9.2): a request with an
+		// unsafe method waits for the handshake (RFC 8470 §3, "delay
+		// processing of early data until the handshake completes"), which a
+		// replay never completes.
+		s.resetStream(ErrCodeRequestRejected)
 		return
 	}
 	// The body: when the stream already ended after the header section

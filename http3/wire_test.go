@@ -17,6 +17,13 @@ import (
 // wireServer starts a celeris server with HTTP/3 and returns its UDP address.
 func wireServer(t *testing.T, cfg Config) string {
 	t.Helper()
+	addr, _ := wireServerH(t, cfg)
+	return addr
+}
+
+// wireServerH is wireServer that returns the HTTP/3 server too.
+func wireServerH(t *testing.T, cfg Config) (string, *Server) {
+	t.Helper()
 	cert, err := selfcert.New("localhost", "127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
@@ -39,7 +46,7 @@ func wireServer(t *testing.T, cfg Config) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return addr.String()
+	return addr.String(), h
 }
 
 // rawClient is a QUIC connection that speaks HTTP/3 by hand.
