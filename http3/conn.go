@@ -35,14 +35,13 @@ type conn struct {
 	graceTimer *time.Timer    // closes the connection closeGrace after draining
 	closeErr   error          // the connection error that closed the connection
 	uniSeen    [4]bool        // the client's critical stream types open (uniStreamRule)
-	settings   chan struct{}  // closed when the client's SETTINGS arrived
-	peer       peerSettings   // the client's settings, once settings is closed
+	peer       peerSettings   // the client's SETTINGS, once they arrived (kept for the QPACK and field-size limits it may ask of responses)
 	done       chan struct{}  // closed when serve returns
 	streams    sync.WaitGroup // request and unidirectional stream goroutines
 }
 
 func newConn(srv *Server, qc *quic.Conn) *conn {
-	return &conn{srv: srv, qc: qc, settings: make(chan struct{}), done: make(chan struct{})}
+	return &conn{srv: srv, qc: qc, done: make(chan struct{})}
 }
 
 // tls returns the connection's TLS state. A 0-RTT request, served before the
@@ -63,19 +62,29 @@ func (c *conn) tls() *tls.ConnectionState {
 // serve opens the control stream, then accepts request streams until the
 // connection closes.
 func (c *conn) serve() {
-	defer close(c.done)
+	defer func() {
+		c.streams.Wait()
+		c.srv.forget(c)
+		close(c.done)
+	}()
 	ctrl, err := c.qc.OpenUniStream()
 	if err != nil {
 		c.closeWithError(connErr(ErrCodeInternal, "cannot open the control stream"))
 		return
 	}
-	c.control = ctrl
 	// RFC 9114 §6.2.1: each side opens its control stream and sends SETTINGS
 	// as the first frame.
 	b := quicvarint.Append(nil, streamTypeControl)
 	b = appendSettingsFrame(b, c.srv.maxFieldSection)
 	if _, err := ctrl.Write(b); err != nil {
 		return
+	}
+	c.mu.Lock()
+	c.control = ctrl
+	goAway := c.goAwaySent // Drain came before the control stream
+	c.mu.Unlock()
+	if goAway {
+		c.sendGoAway(0)
 	}
 	c.streams.Go(c.acceptUni)
 	ctx := c.qc.Context()
@@ -106,8 +115,6 @@ func (c *conn) serve() {
 			c.streamDone()
 		})
 	}
-	c.streams.Wait()
-	c.srv.forget(c)
 }
 
 // streamDone counts a finished request; a draining connection without
@@ -128,24 +135,28 @@ func (c *conn) streamDone() {
 // below it are answered. It returns at once; a second call does nothing.
 func (c *conn) goAway() {
 	c.mu.Lock()
-	if c.goAwaySent || c.control == nil {
+	if c.goAwaySent {
 		c.mu.Unlock()
 		return
 	}
 	c.goAwaySent = true
-	id := c.nextID
+	id, ready := c.nextID, c.control != nil
 	if c.active == 0 {
 		c.graceTimer = time.AfterFunc(closeGrace, func() {
 			_ = c.qc.CloseWithError(quic.ApplicationErrorCode(ErrCodeNoError), "")
 		})
 	}
 	c.mu.Unlock()
-	var p []byte
-	p = quicvarint.Append(p, uint64(id))
-	frame := appendFrameHeader(nil, frameGoAway, uint64(len(p)))
-	frame = append(frame, p...)
-	// The write may block on flow control; it returns when the connection
-	// closes.
+	if ready {
+		c.sendGoAway(id) // else serve sends it after SETTINGS
+	}
+}
+
+// sendGoAway writes GOAWAY(id) on the control stream. The write may block on
+// flow control; it returns when the connection closes.
+func (c *conn) sendGoAway(id quic.StreamID) {
+	p := quicvarint.Append(nil, uint64(id))
+	frame := append(appendFrameHeader(nil, frameGoAway, uint64(len(p))), p...)
 	go func() { _, _ = c.control.Write(frame) }()
 }
 
@@ -238,7 +249,6 @@ func (c *conn) serveUni(str *quic.ReceiveStream) {
 				c.mu.Lock()
 				c.peer = p.settings
 				c.mu.Unlock()
-				close(c.settings)
 			}
 			return used, err
 		}

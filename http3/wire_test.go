@@ -319,3 +319,53 @@ func TestWireUniStreams(t *testing.T) {
 		}
 	})
 }
+
+// TestWireGoAway: Drain sends GOAWAY with the first stream ID the server did
+// not accept (RFC 9114 §5.2); a request on a later stream is rejected with
+// H3_REQUEST_REJECTED, so the client may retry it elsewhere.
+func TestWireGoAway(t *testing.T) {
+	addr, h := wireServerH(t, Config{})
+	c := dialRaw(t, addr)
+	c.control()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	ctrl, err := c.qc.AcceptUniStream(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ { // streams 0 and 4
+		if resp, err := c.request(getHeaders, true); err != nil || status(t, resp) != "200" {
+			t.Fatalf("%q %v", resp, err)
+		}
+	}
+	if n := h.Drain(); n != 1 {
+		t.Fatalf("Drain: %d open", n)
+	}
+	var buf []byte
+	tmp := make([]byte, 64)
+	_ = ctrl.SetReadDeadline(time.Now().Add(5 * time.Second))
+	var p controlParser
+	typeRead := false
+	for !p.sawGoAway {
+		n, err := ctrl.Read(tmp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := 0
+		if !typeRead && n > 0 {
+			start, typeRead = 1, true // the stream type
+		}
+		buf = append(buf, tmp[start:n]...)
+		used, err := p.feed(buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf = buf[used:]
+	}
+	if p.goAwayID != 8 {
+		t.Fatalf("GOAWAY %d, want 8", p.goAwayID)
+	}
+	if _, err := c.request(getHeaders, true); streamCode(err) != ErrCodeRequestRejected {
+		t.Fatalf("after GOAWAY: %v", err)
+	}
+}
