@@ -106,6 +106,9 @@ func (e *transportEngine) Run() error {
 // WaitReady waits for the transport and then publishes its Alt-Svc value,
 // unless Config.AltSvc set one.
 func (e *transportEngine) WaitReady() (net.Addr, error) {
+	if _, err := e.tls.WaitReady(); err != nil {
+		return nil, err // Run never served the transport
+	}
 	addr, err := e.t.WaitReady()
 	if err == nil && e.s.cfg.AltSvc == "" {
 		if v := e.t.AltSvc(); v != "" {

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -440,5 +441,37 @@ func TestShutdownDrains(t *testing.T) {
 	}
 	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
 		t.Fatalf("Start: %v", err)
+	}
+}
+
+// TestListenError: a UDP address in use fails Start with the listen error, and
+// the server's other listeners stop.
+func TestListenError(t *testing.T) {
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+	cert, err := selfcert.New("localhost")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := celeris.New(celeris.Config{
+		Addr: "127.0.0.1:0", TLSAddr: "127.0.0.1:0", Engine: celeris.EngineStd,
+		TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert.TLS}},
+	})
+	h3 := celerish3.Enable(s, celerish3.Config{Addr: pc.LocalAddr().String()})
+	errc := make(chan error, 1)
+	go func() { errc <- s.Start() }()
+	select {
+	case err := <-errc:
+		if err == nil || errors.Is(err, http.ErrServerClosed) || !strings.Contains(err.Error(), "address already in use") {
+			t.Fatalf("Start: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Start did not return")
+	}
+	if _, err := h3.WaitReady(); err == nil {
+		t.Fatal("WaitReady: no error")
 	}
 }

@@ -202,8 +202,15 @@ func (h *Server) listen(env celeris.TransportEnv) (listener, error) {
 		return nil, err
 	}
 	h.mu.Lock()
+	stopped := h.stopped
 	h.ln, h.tr = ln, tr
 	h.mu.Unlock()
+	if stopped { // Stop came first (another engine failed to start)
+		_ = ln.Close()
+		_ = tr.Close()
+		_ = udp.Close()
+		return nil, errors.New("celerish3: stopped before it listened")
+	}
 	h.addr = ln.Addr()
 	if !cfg.DisableAltSvc {
 		ma := cfg.AltSvcMaxAge
