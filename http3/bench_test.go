@@ -107,27 +107,7 @@ func cpuTime(pid int) (time.Duration, bool) {
 func BenchmarkGET(b *testing.B) {
 	for _, kind := range []string{"celeris", "quic-go"} {
 		b.Run(kind, func(b *testing.B) {
-			cmd := exec.Command(os.Args[0], "-test.run=^TestBenchServer$", "-test.count=1")
-			cmd.Env = append(os.Environ(), benchServerEnv+"="+kind)
-			stdin, _ := cmd.StdinPipe()
-			stdout, _ := cmd.StdoutPipe()
-			cmd.Stderr = os.Stderr
-			if err := cmd.Start(); err != nil {
-				b.Fatal(err)
-			}
-			defer func() { _ = stdin.Close(); _ = cmd.Wait() }()
-			sc := bufio.NewScanner(stdout)
-			addr := ""
-			for sc.Scan() {
-				if a, ok := strings.CutPrefix(sc.Text(), "ADDR "); ok {
-					addr = a
-					break
-				}
-			}
-			go func() { _, _ = io.Copy(io.Discard, stdout) }()
-			if addr == "" {
-				b.Fatal("the server process printed no address")
-			}
+			pid, addr := startBenchServer(b, kind)
 			tr := &http3.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}
 			defer tr.Close()
 			client := &http.Client{Transport: tr}
@@ -150,7 +130,7 @@ func BenchmarkGET(b *testing.B) {
 				}
 			}
 			const concurrency = 8
-			before, ok := cpuTime(cmd.Process.Pid)
+			before, ok := cpuTime(pid)
 			b.ResetTimer()
 			var next atomic.Int64
 			var wg sync.WaitGroup
@@ -170,8 +150,94 @@ func BenchmarkGET(b *testing.B) {
 			if err, _ := failed.Load().(error); err != nil {
 				b.Fatal(err)
 			}
-			if after, ok2 := cpuTime(cmd.Process.Pid); ok && ok2 {
+			if after, ok2 := cpuTime(pid); ok && ok2 {
 				b.ReportMetric(float64((after-before).Microseconds())/float64(b.N), "server-µs/op")
+			}
+		})
+	}
+}
+
+// startBenchServer starts the child server process of kind and returns its pid
+// and UDP address; it ends with the benchmark.
+func startBenchServer(b *testing.B, kind string) (int, string) {
+	cmd := exec.Command(os.Args[0], "-test.run=^TestBenchServer$", "-test.count=1")
+	cmd.Env = append(os.Environ(), benchServerEnv+"="+kind)
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = stdin.Close(); _ = cmd.Wait() })
+	sc := bufio.NewScanner(stdout)
+	addr := ""
+	for sc.Scan() {
+		if a, ok := strings.CutPrefix(sc.Text(), "ADDR "); ok {
+			addr = a
+			break
+		}
+	}
+	go func() { _, _ = io.Copy(io.Discard, stdout) }()
+	if addr == "" {
+		b.Fatal("the server process printed no address")
+	}
+	return cmd.Process.Pid, addr
+}
+
+// rss is a process's resident set size from /proc (Linux).
+func rss(pid int) (int64, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0, false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb << 10, err == nil
+		}
+	}
+	return 0, false
+}
+
+// BenchmarkIdleConnMemory: the server process's RSS per idle HTTP/3 connection
+// (one request answered, then idle), for Celeris and for quic-go's
+// http3.Server; 200 connections per run, whatever b.N is.
+func BenchmarkIdleConnMemory(b *testing.B) {
+	const conns = 200
+	for _, kind := range []string{"celeris", "quic-go"} {
+		b.Run(kind, func(b *testing.B) {
+			pid, addr := startBenchServer(b, kind)
+			var trs []*http3.Transport
+			defer func() {
+				for _, tr := range trs {
+					_ = tr.Close()
+				}
+			}()
+			get := func() {
+				tr := &http3.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}
+				trs = append(trs, tr)
+				resp, err := (&http.Client{Transport: tr}).Get("https://" + addr + "/bench")
+				if err != nil {
+					b.Fatal(err)
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+			for i := 0; i < 10; i++ {
+				get() // warm up the process
+			}
+			time.Sleep(200 * time.Millisecond)
+			before, ok := rss(pid)
+			for i := 0; i < conns; i++ {
+				get()
+			}
+			time.Sleep(500 * time.Millisecond)
+			after, ok2 := rss(pid)
+			if !ok || !ok2 {
+				b.Skip("no /proc")
+			}
+			b.ReportMetric(float64(after-before)/conns/1024, "KiB/conn")
+			for i := 0; i < b.N; i++ {
 			}
 		})
 	}

@@ -264,7 +264,9 @@ func (c *conn) serveUni(str *quic.ReceiveStream) {
 // stream or the connection ends. The stream must stay open for the
 // connection's life (RFC 9114 §6.2.1, RFC 9204 §4.2).
 func (c *conn) readCritical(str *quic.ReceiveStream, first []byte, feed func([]byte) (int, error)) {
-	buf := make([]byte, 0, maxControlFrame+64)
+	// The buffer starts small (an idle connection holds three of them) and
+	// grows to a whole control frame when one needs it.
+	buf := make([]byte, 0, 128)
 	buf = append(buf, first...)
 	for {
 		used, err := feed(buf)
@@ -274,10 +276,13 @@ func (c *conn) readCritical(str *quic.ReceiveStream, first []byte, feed func([]b
 		}
 		buf = buf[:copy(buf, buf[used:])]
 		if len(buf) == cap(buf) {
-			// Cannot happen: feed consumes any frame larger than the buffer
-			// or refuses it.
-			c.closeWithError(connErr(ErrCodeExcessiveLoad, "control stream frame too large"))
-			return
+			if cap(buf) >= maxControlFrame+64 {
+				// Cannot happen: feed consumes any frame larger than this
+				// or refuses it.
+				c.closeWithError(connErr(ErrCodeExcessiveLoad, "control stream frame too large"))
+				return
+			}
+			buf = append(make([]byte, 0, min(4*cap(buf), maxControlFrame+64)), buf...)
 		}
 		k, rerr := str.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+k]

@@ -295,6 +295,21 @@ func TestWireUniStreams(t *testing.T) {
 			}
 		})
 	}
+	t.Run("large SETTINGS frame", func(t *testing.T) {
+		c := dialRaw(t, addr)
+		var settings []byte
+		for i := uint64(0); len(settings) < 3000; i++ {
+			settings = append(settings, varints(0x1f*(i+1)+0x21, i)...) // reserved settings, ignored
+		}
+		c.uni(append([]byte{streamTypeControl}, frameBytes(frameSettings, settings)...))
+		if resp, err := c.request(getHeaders, true); err != nil || status(t, resp) != "200" {
+			t.Fatalf("%q %v", resp, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+		if c.qc.Context().Err() != nil {
+			t.Fatalf("closed: %v", context.Cause(c.qc.Context()))
+		}
+	})
 	t.Run("control stream closed", func(t *testing.T) {
 		c := dialRaw(t, addr)
 		_ = c.control().Close()
