@@ -11,6 +11,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -102,6 +103,7 @@ func routes(s *celeris.Server) {
 		_, err = w.Write([]byte("body"))
 		return err
 	})
+	s.GET("/file", func(c *celeris.Context) error { return c.File("testdata/aioquic_client.py") })
 	s.POST("/echo-trailers", func(c *celeris.Context) error {
 		b, err := c.Body()
 		if err != nil {
@@ -293,6 +295,34 @@ func TestQuicGoClient(t *testing.T) {
 		if string(rest) != "data: 1\n\ndata: 2\n\n" {
 			t.Fatalf("rest %q", rest)
 		}
+	})
+	t.Run("file-range", func(t *testing.T) {
+		whole, err := os.ReadFile("testdata/aioquic_client.py")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, body := get(t, st.client, st.h3URL+"/file")
+		if resp.StatusCode != 200 || body != string(whole) || resp.Header.Get("Accept-Ranges") != "bytes" {
+			t.Fatalf("whole: %d, %d bytes, %v", resp.StatusCode, len(body), resp.Header)
+		}
+		req, _ := http.NewRequest("GET", st.h3URL+"/file", nil)
+		req.Header.Set("Range", "bytes=3-9")
+		resp, err = st.client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 206 || string(b) != string(whole[3:10]) ||
+			resp.Header.Get("Content-Range") != fmt.Sprintf("bytes 3-9/%d", len(whole)) {
+			t.Fatalf("range: %d %q %v", resp.StatusCode, b, resp.Header)
+		}
+		req.Header.Set("If-None-Match", resp.Header.Get("ETag"))
+		req.Header.Del("Range")
+		if resp, err = st.client.Do(req); err != nil || resp.StatusCode != 304 {
+			t.Fatalf("conditional: %v %v", resp, err)
+		}
+		resp.Body.Close()
 	})
 	t.Run("trailers", func(t *testing.T) {
 		resp, body := get(t, st.client, st.h3URL+"/trailers")
