@@ -338,7 +338,7 @@ func (e *fieldEncoder) appendHeaders(dst []byte, status int, header []httpmsg.Fi
 				}
 				b = append(b, c)
 			}
-			name = string(b)
+			name = bytesconv.B2S(b) // read by WriteField at once, never kept
 		}
 		if connectionSpecific(name) || name == "content-length" || name == "date" {
 			continue
