@@ -45,7 +45,9 @@
 //     Request.Trailer. Content-length is checked against the DATA received
 //     (§4.1.2) and the body against the size limit (413).
 //  3. The celeris handler runs on that goroutine (Prepare, then Serve); it may
-//     block. Its context is the stream's: cancelled when the client stops
+//     block. The server's worker pool is not used, so celeris.Config.MaxWorkers
+//     does not bound HTTP/3 handlers: MaxConcurrentStreams does, per
+//     connection. Its context is the stream's: cancelled when the client stops
 //     reading the response (STOP_SENDING, sent with the reset of a cancelled
 //     request) or the connection closes.
 //  4. The response goes out through responseWriter: a HEADERS frame (QPACK,
