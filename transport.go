@@ -56,6 +56,7 @@ type TransportEnv struct {
 	MaxRequestBodySize   int64         // Config.MaxRequestBodySize
 	MaxConcurrentStreams uint32        // Config.MaxConcurrentStreams [0: the transport's default]
 	IdleTimeout          time.Duration // Config.IdleTimeout [0: the transport's default]
+	ReadHeaderTimeout    time.Duration // Config.ReadHeaderTimeout [0: the transport's default]
 	HandshakeTimeout     time.Duration // Config.TLSHandshakeTimeout [0: the transport's default]
 	Logger               *slog.Logger
 }
@@ -98,6 +99,7 @@ func (e *transportEngine) Run() error {
 		MaxRequestBodySize:   cfg.MaxRequestBodySize,
 		MaxConcurrentStreams: cfg.MaxConcurrentStreams,
 		IdleTimeout:          cfg.IdleTimeout,
+		ReadHeaderTimeout:    cfg.ReadHeaderTimeout,
 		HandshakeTimeout:     cfg.TLSHandshakeTimeout,
 		Logger:               e.s.logger,
 	})

@@ -105,3 +105,22 @@ func Test0RTT(t *testing.T) {
 		cancel()
 	}
 }
+
+// TestReadHeaderTimeout: a request stream whose header section does not
+// arrive in time (slowloris) is reset with H3_REQUEST_INCOMPLETE; the
+// connection serves on.
+func TestReadHeaderTimeout(t *testing.T) {
+	c := dialRaw(t, wireServer(t, Config{ReadHeaderTimeout: 200 * time.Millisecond}))
+	c.control()
+	start := time.Now()
+	_, err := c.request(getHeaders[:3], false) // part of a HEADERS frame, then nothing
+	if code := streamCode(err); code != ErrCodeRequestIncomplete {
+		t.Fatalf("got %v", err)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Fatalf("reset after %v", d)
+	}
+	if resp, err := c.request(getHeaders, true); err != nil || status(t, resp) != "200" {
+		t.Fatalf("%q %v", resp, err)
+	}
+}

@@ -23,6 +23,7 @@ const (
 	DefaultMaxRequestBodySize   = 4 << 20
 	DefaultIdleTimeout          = 60 * time.Second
 	DefaultHandshakeTimeout     = 10 * time.Second
+	DefaultReadHeaderTimeout    = 10 * time.Second
 	DefaultAltSvcMaxAge         = 24 * time.Hour
 )
 
@@ -47,8 +48,11 @@ type Config struct {
 	MaxRequestBodySize int64
 	// IdleTimeout closes a connection without traffic [Server's IdleTimeout,
 	// else 60s]; HandshakeTimeout bounds the QUIC handshake [Server's
-	// TLSHandshakeTimeout, else 10s].
-	IdleTimeout, HandshakeTimeout time.Duration
+	// TLSHandshakeTimeout, else 10s]; ReadHeaderTimeout bounds the wait for a
+	// request stream's header section, after which the stream is reset with
+	// H3_REQUEST_INCOMPLETE (a slowloris client holds nothing longer) [Server's
+	// ReadHeaderTimeout, else 10s].
+	IdleTimeout, HandshakeTimeout, ReadHeaderTimeout time.Duration
 	// Allow0RTT accepts requests in 0-RTT data, before the handshake
 	// completes. Such data can be replayed by an attacker (RFC 9001 §9.2), so
 	// only safe methods (GET, HEAD, OPTIONS, TRACE) are served from it at once;
@@ -80,6 +84,7 @@ type Server struct {
 	// Set by Serve before ready is closed; read only afterwards.
 	maxFieldSection uint64
 	maxBody         int64
+	headerTimeout   time.Duration
 	allow0RTT       bool
 	addr            net.Addr
 	altSvc          string
@@ -159,6 +164,7 @@ func (h *Server) listen(env celeris.TransportEnv) (listener, error) {
 	h.maxFieldSection = uint64(pick(cfg.MaxFieldSectionSize, env.MaxHeaderBytes, DefaultMaxFieldSectionSize))
 	h.maxBody = pick(cfg.MaxRequestBodySize, env.MaxRequestBodySize, DefaultMaxRequestBodySize)
 	h.allow0RTT = cfg.Allow0RTT
+	h.headerTimeout = pick(cfg.ReadHeaderTimeout, env.ReadHeaderTimeout, DefaultReadHeaderTimeout)
 	streams := pick(cfg.MaxConcurrentStreams, int64(env.MaxConcurrentStreams), DefaultMaxConcurrentStreams)
 	if env.TLSConfig == nil {
 		return nil, errors.New("celerish3: HTTP/3 needs TLS")

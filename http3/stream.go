@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/celeris-dev/celeris/internal/httpmsg"
 	"github.com/quic-go/quic-go"
@@ -341,10 +343,14 @@ func (s *reqStream) serve(ctx context.Context) {
 	s.req.TLS = s.c.tls()
 	s.req.StreamID = uint32(s.str.StreamID())
 	s.req.Ctx = ctx
+	// The header section must arrive within the read-header timeout: a stream
+	// that trickles it (slowloris) is reset instead of holding its goroutine.
+	_ = s.str.SetReadDeadline(time.Now().Add(srv.headerTimeout))
 	if err := s.readHead(); err != nil {
 		s.headError(err)
 		return
 	}
+	_ = s.str.SetReadDeadline(time.Time{})
 	if !safeMethod(s.req.Method) && !s.c.awaitHandshake(ctx) {
 		// 0-RTT data may be replayed (RFC 9001 §9.2): a request with an
 		// unsafe method waits for the handshake (RFC 8470 §3, "delay
@@ -383,6 +389,11 @@ func (s *reqStream) headError(err error) {
 		return
 	}
 	code, isConn, ok := codeOf(err)
+	if ne, isNet := errors.AsType[net.Error](err); isNet && ne.Timeout() {
+		// §4.1: the request did not arrive in time; it is incomplete.
+		s.resetStream(ErrCodeRequestIncomplete)
+		return
+	}
 	switch {
 	case !ok:
 		// The client reset the stream or the connection went away.
