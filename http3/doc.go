@@ -21,7 +21,7 @@
 // The UDP socket belongs to a quic.Transport; each accepted QUIC connection
 // gets a goroutine (conn.serve) that opens the server's control stream,
 // sends SETTINGS (QPACK dynamic table capacity 0, no blocked streams, the
-// maximum field section size) and accepts request streams. The client's
+// maximum field section size, extended CONNECT) and accepts request streams. The client's
 // unidirectional streams (control, QPACK encoder and decoder) are read by a
 // goroutine each, through pure parsers (controlParser, encoderStreamParser,
 // decoderStreamParser) that enforce RFC 9114 §6.2 and §7 and RFC 9204 §4.
@@ -57,6 +57,11 @@
 //     slow reader holds its handler back; nothing is buffered past the write
 //     in progress. A request body left unread is refused with STOP_SENDING
 //     H3_NO_ERROR (§4.1).
+//
+// An extended CONNECT (RFC 9220, enabled by the server's SETTINGS) makes the
+// request stream a tunnel, as on HTTP/2 (RFC 8441): the websocket package serves
+// WebSocket over HTTP/3 through the root package's tunnel, with the stream's
+// body reader and response writer as its transport.
 //
 // Lifetimes: the request's strings are owned copies made by the QPACK decoder,
 // valid until Serve returns (the stream and its request are then recycled);

@@ -26,15 +26,16 @@ const (
 	seenScheme
 	seenPath
 	seenAuthority
+	seenProtocol
 )
 
 // requestHead is what decodeRequestHead collects besides the fields it stores
 // in the request.
 type requestHead struct {
-	pseudo                          uint8
-	method, scheme, path, authority string
-	host                            string
-	contentLength                   int64 // -1: none
+	pseudo                                    uint8
+	method, scheme, path, authority, protocol string
+	host                                      string
+	contentLength                             int64 // -1: none
 }
 
 // decodeFields decodes a field section (RFC 9204 §4.5) and calls fn for each
@@ -132,6 +133,11 @@ func decodeRequestHead(block []byte, req *httpmsg.Request, maxSize uint64) error
 	}
 	req.Proto, req.ProtoMajor, req.ProtoMinor = "HTTP/3.0", 3, 0
 	req.ContentLength = h.contentLength
+	if h.protocol != "" {
+		// As on HTTP/2: the protocol reaches the handler as a field (net/http's
+		// r.Header[":protocol"]), and the stream is a tunnel.
+		req.Header = append(req.Header, httpmsg.Field{Name: ":protocol", Value: h.protocol})
+	}
 	return nil
 }
 
@@ -147,12 +153,14 @@ func (h *requestHead) pseudoField(name, value string) error {
 		bit, h.path = seenPath, value
 	case ":authority":
 		bit, h.authority = seenAuthority, value
+	case ":protocol":
+		// RFC 9220 §3: defined once the server sent
+		// SETTINGS_ENABLE_CONNECT_PROTOCOL, which it does.
+		bit, h.protocol = seenProtocol, value
 	default:
 		// §4.3: "Endpoints MUST treat a request or response that contains
 		// undefined or invalid pseudo-header fields as malformed"; a response
-		// pseudo-header field (:status) in a request is one. :protocol is
-		// undefined here: the server does not send
-		// SETTINGS_ENABLE_CONNECT_PROTOCOL (RFC 9220 §3).
+		// pseudo-header field (:status) in a request is one.
 		return malformed("unknown or response pseudo-header field")
 	}
 	if h.pseudo&bit != 0 {
@@ -171,6 +179,18 @@ func (h *requestHead) pseudoField(name, value string) error {
 // check applies the rules on the pseudo-header fields as a whole (RFC 9114
 // §4.3.1, §4.4).
 func (h *requestHead) check() string {
+	if h.pseudo&seenProtocol != 0 {
+		// RFC 9220 §3 (RFC 8441 §4): an extended CONNECT carries :scheme,
+		// :path and :authority with :protocol, and only CONNECT carries
+		// :protocol.
+		if h.method != "CONNECT" {
+			return ":protocol on a method other than CONNECT"
+		}
+		if h.pseudo != seenMethod|seenScheme|seenPath|seenAuthority|seenProtocol || h.path[0] != '/' {
+			return "bad extended CONNECT pseudo-header fields"
+		}
+		return ""
+	}
 	if h.method == "CONNECT" {
 		// §4.4: ":scheme and :path pseudo-header fields are omitted"; "The
 		// :authority pseudo-header field contains the host and port to

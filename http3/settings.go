@@ -78,8 +78,8 @@ func parseSettings(payload []byte) (peerSettings, error) {
 
 // appendSettingsFrame appends the server's SETTINGS frame: QPACK without a
 // dynamic table (capacity 0 and no blocked streams, RFC 9204 §5: the peer's
-// encoder then uses static and literal representations only) and the maximum
-// field section size the server accepts.
+// encoder then uses static and literal representations only), the maximum
+// field section size the server accepts, and extended CONNECT.
 func appendSettingsFrame(dst []byte, maxFieldSectionSize uint64) []byte {
 	var p []byte
 	p = quicvarint.Append(p, settingQPACKMaxTableCapacity)
@@ -88,6 +88,9 @@ func appendSettingsFrame(dst []byte, maxFieldSectionSize uint64) []byte {
 	p = quicvarint.Append(p, 0)
 	p = quicvarint.Append(p, settingMaxFieldSectionSize)
 	p = quicvarint.Append(p, maxFieldSectionSize)
+	// RFC 9220 §3: extended CONNECT (WebSocket over HTTP/3).
+	p = quicvarint.Append(p, settingEnableConnectProtocol)
+	p = quicvarint.Append(p, 1)
 	dst = appendFrameHeader(dst, frameSettings, uint64(len(p)))
 	return append(dst, p...)
 }
