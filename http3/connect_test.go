@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"io"
+	"strings"
 	"testing"
 	"time"
 
@@ -37,6 +38,8 @@ func TestWebSocketOverHTTP3(t *testing.T) {
 	s := celeris.New(celeris.Config{
 		Addr: "127.0.0.1:0", TLSAddr: "127.0.0.1:0", Engine: celeris.EngineStd,
 		TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert.TLS}},
+		// A tunnel's bytes are not a request body: the limit does not apply.
+		MaxRequestBodySize: 64,
 	})
 	s.GET("/ws/echo", websocket.Events(nil, websocket.Callbacks{
 		OnMessage: func(c *websocket.Conn, mt websocket.MessageType, msg []byte) error {
@@ -83,14 +86,15 @@ func TestWebSocketOverHTTP3(t *testing.T) {
 	}
 	req := frameBytes(frameHeaders, block(":method", "CONNECT", ":protocol", "websocket", ":scheme", "https",
 		":path", "/ws/echo", ":authority", "localhost", "sec-websocket-version", "13"))
-	req = append(req, frameBytes(frameData, maskedText("hello h3"))...)
+	msg := "hello h3 " + strings.Repeat("x", 100)
+	req = append(req, frameBytes(frameData, maskedText(msg))...)
 	if _, err := str.Write(req); err != nil {
 		t.Fatal(err)
 	}
 	_ = str.SetReadDeadline(time.Now().Add(5 * time.Second))
 	var got []byte
 	tmp := make([]byte, 4096)
-	want := append([]byte{0x81, byte(len("hello h3"))}, "hello h3"...)
+	want := append([]byte{0x81, byte(len(msg))}, msg...)
 	for !bytes.Contains(got, want) {
 		n, err := str.Read(tmp)
 		got = append(got, tmp[:n]...)

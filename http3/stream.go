@@ -29,6 +29,7 @@ type reqStream struct {
 	eof  bool // the client's side ended cleanly (FIN read)
 
 	sawHeaders, sawTrailers bool
+	tunnel                  bool   // a CONNECT stream (RFC 9114 §4.4, RFC 9220): DATA is a byte stream, not a bounded body
 	dataLeft                uint64 // payload bytes left of the current DATA frame
 	bodyLen                 int64  // DATA payload bytes received
 	bodyErr                 error  // sticky: what the body reader returns once it ended
@@ -55,7 +56,7 @@ func (s *reqStream) reset() {
 	}
 	s.buf = s.buf[:cap(s.buf)]
 	s.r, s.n, s.eof = 0, 0, false
-	s.sawHeaders, s.sawTrailers = false, false
+	s.sawHeaders, s.sawTrailers, s.tunnel = false, false, false
 	s.dataLeft, s.bodyLen, s.bodyErr = 0, 0, nil
 	s.closed.Store(false)
 }
@@ -294,7 +295,7 @@ func (s *reqStream) nextBodyFrame() error {
 			if s.req.ContentLength >= 0 && s.bodyLen > s.req.ContentLength {
 				return s.readError(malformed("body longer than content-length"))
 			}
-			if s.bodyLen > s.c.srv.maxBody {
+			if s.bodyLen > s.c.srv.maxBody && !s.tunnel {
 				return &bodyStatusError{status: 413, err: ErrBodyTooLarge}
 			}
 			s.dataLeft = length
@@ -351,6 +352,7 @@ func (s *reqStream) serve(ctx context.Context) {
 		return
 	}
 	_ = s.str.SetReadDeadline(time.Time{})
+	s.tunnel = s.req.Method == "CONNECT"
 	if !safeMethod(s.req.Method) && !s.c.awaitHandshake(ctx) {
 		// 0-RTT data may be replayed (RFC 9001 §9.2): a request with an
 		// unsafe method waits for the handshake (RFC 8470 §3, "delay
