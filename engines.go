@@ -104,7 +104,7 @@ func (s *Server) newEngines(certFile, keyFile string, tlsOnly bool) error {
 		}
 	}
 	if !tlsOnly && s.cfg.TLSAddr == "" {
-		return nil
+		return s.newTransportEngines(nil)
 	}
 	tc, err := s.tlsConfig(certFile, keyFile)
 	if err != nil {
@@ -116,7 +116,7 @@ func (s *Server) newEngines(certFile, keyFile string, tlsOnly bool) error {
 	} else {
 		s.tlsEng = s.newStdEngine(s.cfg.TLSAddr, p, tc)
 	}
-	return nil
+	return s.newTransportEngines(tc)
 }
 
 // newStdEngine builds a std engine on addr; tc nil means plaintext.

@@ -60,6 +60,11 @@ type Config struct {
 	TLSCertFile, TLSKeyFile string
 	// TLSHandshakeTimeout bounds a TLS handshake, from accept. [10s]
 	TLSHandshakeTimeout time.Duration
+	// AltSvc, when set, is the Alt-Svc field value (RFC 7838 §3) added to every
+	// response over TLS on HTTP/1.1 and HTTP/2, advertising an alternative
+	// service such as HTTP/3 (`h3=":443"; ma=86400`). A Transport (AddTransport)
+	// that advertises itself fills it when empty. [""]
+	AltSvc string
 
 	ReadHeaderTimeout time.Duration // time to receive a request head [10s]
 	IdleTimeout       time.Duration // keep-alive idle time [60s]
@@ -154,6 +159,12 @@ type Server struct {
 	h2cfg    h2.Config
 	ctxs     sync.Pool
 
+	// transports are AddTransport's (guarded by mu); transportEngs run them
+	// once started (transport.go).
+	transports    []Transport
+	transportEngs []servingEngine
+	altSvc        atomic.Pointer[string] // the Alt-Svc value of TLS responses, nil for none
+
 	routes                []*Route
 	names                 map[string]*Route // named routes (routing.go)
 	use, pre              []MiddlewareFunc
@@ -224,6 +235,9 @@ func New(cfg Config) *Server {
 	if cfg.RefusalBody != nil {
 		s.h1cfg.RefusalBody = s.refusalBody
 	}
+	if cfg.AltSvc != "" {
+		s.altSvc.Store(&cfg.AltSvc)
+	}
 	s.ctxs.New = func() any {
 		c := &Context{server: s}
 		c.header = c.hdrBuf[:0]
@@ -289,7 +303,7 @@ func (s *Server) start(certFile, keyFile string, tlsOnly bool) error {
 	s.h1cfg.Pool = s.pool
 	s.configureH2()
 	if err := s.newEngines(certFile, keyFile, tlsOnly); err != nil {
-		s.eng, s.tlsEng = nil, nil
+		s.eng, s.tlsEng, s.transportEngs = nil, nil, nil
 		s.pool.Stop()
 		s.mu.Unlock()
 		return err
@@ -347,7 +361,7 @@ func (s *Server) engines() []servingEngine {
 	if s.tlsEng != nil {
 		engs = append(engs, s.tlsEng)
 	}
-	return engs
+	return append(engs, s.transportEngs...)
 }
 
 // Ready is closed once the server listens (on every address).
@@ -508,6 +522,9 @@ func (h *serverHandler) Serve(req *httpmsg.Request, w httpmsg.ResponseWriter) {
 		c = req.Route.(*Context)
 	}
 	c.w = w
+	if req.TLS != nil {
+		s.addAltSvc(c) // transport.go
+	}
 	if req.Counted { // the protocol counts it (a worker's batch): no atomics here
 		s.run(c)
 	} else {

@@ -9,8 +9,8 @@ import (
 	"github.com/celeris-dev/celeris/internal/httpmsg"
 )
 
-// An HTTP/2 stream opened by an extended CONNECT (RFC 8441: WebSocket over
-// HTTP/2) is a tunnel: the request's DATA is the client's byte stream and the
+// An HTTP/2 or HTTP/3 stream opened by an extended CONNECT (RFC 8441, RFC
+// 9220: WebSocket over HTTP/2 and HTTP/3) is a tunnel: the request's DATA is the client's byte stream and the
 // response's DATA the server's. The protocol spoken over it (internal/ws) is the
 // same httpmsg.Proto that serves an HTTP/1.1 connection after 101; here its
 // transport is the stream, driven by the handler's goroutine:
@@ -31,10 +31,10 @@ import (
 // errTunnelInline: a tunnel needs a goroutine that may block.
 var errTunnelInline = errors.New("celeris: an HTTP/2 tunnel (extended CONNECT) needs a route that is not Inline")
 
-// isExtendedConnect reports whether c's request is an RFC 8441 extended CONNECT,
-// and its :protocol.
+// isExtendedConnect reports whether c's request is an RFC 8441 (HTTP/2) or RFC
+// 9220 (HTTP/3) extended CONNECT, and its :protocol.
 func (c *Context) isExtendedConnect() (string, bool) {
-	if c.req.ProtoMajor != 2 || c.req.Method != http.MethodConnect {
+	if c.req.ProtoMajor < 2 || c.req.Method != http.MethodConnect {
 		return "", false
 	}
 	for i := len(c.req.Header) - 1; i >= 0; i-- {

@@ -292,7 +292,8 @@ func upgrade(c *celeris.Context, cfg *Config, app func(*Conn) ws.App) error {
 	if cfg == nil {
 		cfg = &Config{}
 	}
-	h2 := c.Proto() == "HTTP/2.0"
+	// RFC 8441 (HTTP/2) and RFC 9220 (HTTP/3): the same extended CONNECT.
+	h2 := c.Proto() == "HTTP/2.0" || c.Proto() == "HTTP/3.0"
 	if err := checkHandshake(c, h2); err != nil {
 		return err
 	}
@@ -346,7 +347,8 @@ func upgrade(c *celeris.Context, cfg *Config, app func(*Conn) ws.App) error {
 	return nil
 }
 
-// checkHandshake applies RFC 6455 §4.2.1 (HTTP/1.1) or RFC 8441 §4-5 (HTTP/2).
+// checkHandshake applies RFC 6455 §4.2.1 (HTTP/1.1) or RFC 8441 §4-5 (HTTP/2;
+// RFC 9220 §3 for HTTP/3).
 func checkHandshake(c *celeris.Context, h2 bool) error {
 	if c.Header("Sec-WebSocket-Version") != "13" {
 		// RFC 6455 §4.2.2: 426 with the versions the server supports.

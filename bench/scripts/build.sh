@@ -5,8 +5,8 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 OUT=${OUT:-/tmp/celeris-bench-bin}
 mkdir -p "$OUT"
-(cd "$here/../.." && go build -o "$OUT/demo" ./cmd/demo)
-(cd "$here/../.." && go build -tags "poll_opt gc_opt" -o "$OUT/demo-opt" ./cmd/demo)
+(cd "$here/../../cmd/demo" && go build -o "$OUT/demo" .)
+(cd "$here/../../cmd/demo" && go build -tags "poll_opt gc_opt" -o "$OUT/demo-opt" .)
 (cd "$here/.." && go build -o "$OUT/peer" ./cmd/peer)
 (cd "$here/.." && go build -o "$OUT/floor" ./cmd/floor)
 echo "$OUT"

@@ -36,9 +36,9 @@ b() { # b DIR OUTPUT PKG [build flags]: go build in DIR (its own go.mod)
   shift 3
   (cd "$dir" && go build -trimpath "$@" -o "$out/$o" "$pkg")
 }
-# The demo is built in the root module, with its go.mod, as the suite does.
-b "$root" demo ./cmd/demo
-b "$root" demo-opt ./cmd/demo -tags "poll_opt gc_opt"
+# The demo is built in its own module (cmd/demo), with its go.mod, as the suite does.
+b "$root/cmd/demo" demo .
+b "$root/cmd/demo" demo-opt . -tags "poll_opt gc_opt"
 for cmd in bench peer floor grpcbench wsload pacedread; do
   b "$bench" "$cmd" "./cmd/$cmd"
 done

@@ -46,8 +46,8 @@ type Framework struct {
 	Name string
 	// H2C reports whether the peer speaks HTTP/2 cleartext with prior knowledge.
 	H2C bool
-	// Demo marks the repository's own demo server (cmd/demo in the root
-	// module); every other framework is served by bench/cmd/peer.
+	// Demo marks the repository's own demo server (cmd/demo, a module of its
+	// own); every other framework is served by bench/cmd/peer.
 	Demo bool
 	// Inline passes -inline to the demo (handlers run on the event loop).
 	Inline bool

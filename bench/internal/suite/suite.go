@@ -151,8 +151,8 @@ func orNone(s string) string {
 	return s
 }
 
-// build compiles bench/cmd/peer and the root module's cmd/demo (in the root
-// module, with its own go.mod, exactly as users build it) when needed.
+// build compiles bench/cmd/peer and the repository's cmd/demo (in its own
+// module, with its go.mod, exactly as users build it) when needed.
 func (s *Suite) build(ctx context.Context, benchDir, tmp string) {
 	needPeer, needDemo := s.needs()
 	if needPeer {
@@ -166,7 +166,7 @@ func (s *Suite) build(ctx context.Context, benchDir, tmp string) {
 		s.demoBin = filepath.Join(tmp, "celeris-demo")
 		root := filepath.Dir(benchDir)
 		s.con.printf("building cmd/demo (celeris) ...")
-		if s.demoErr = goBuild(ctx, root, s.demoBin, "./cmd/demo"); s.demoErr != nil {
+		if s.demoErr = goBuild(ctx, filepath.Join(root, "cmd", "demo"), s.demoBin, "."); s.demoErr != nil {
 			s.note("celeris demo build failed: " + s.demoErr.Error())
 			return
 		}

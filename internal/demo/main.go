@@ -1,8 +1,11 @@
-// Command demo runs the Celeris demo server: the routes of ../../README.md, over
-// HTTP/1.1 and h2c on one port, and with -tls-addr over HTTPS (h2 and HTTP/1.1 by
-// ALPN) on another. It is the target of the benchmark suite and of external
-// conformance and load checks, so its routes are a stable contract.
-package main
+// Package demo is the Celeris demo server that cmd/demo runs: the routes of
+// ../../README.md, over HTTP/1.1 and h2c on one port, and with -tls-addr over HTTPS
+// (h2 and HTTP/1.1 by ALPN) on another, plus HTTP/3 on that port number over UDP
+// when the command gives it the means (cmd/demo is a module of its own, so that
+// the core module does not require quic-go). It is the target of the benchmark
+// suite and of external conformance and load checks, so its routes are a stable
+// contract. Its tests run with the core module's (go test ./... at the root).
+package demo
 
 import (
 	"crypto/tls"
@@ -32,7 +35,12 @@ const (
 	maxChunks   = 65536
 )
 
-func main() {
+// Main runs the demo server with the command line's flags until SIGINT or
+// SIGTERM. enableH3, when not nil, is called with the server before it starts
+// when -tls-addr is set and -h3 is on (the default): cmd/demo passes one that
+// serves HTTP/3 on UDP at the TLS port, whose TLS responses then advertise it
+// with Alt-Svc.
+func Main(enableH3 func(s *celeris.Server)) {
 	addr := flag.String("addr", ":8080", "listen address")
 	inline := flag.Bool("inline", false, "run /bench, /json and /users/:id/posts/:postId inline on the event loops")
 	loops := flag.Int("loops", 0, "event loops (0: one per CPU)")
@@ -43,6 +51,7 @@ func main() {
 	tlsAddr := flag.String("tls-addr", "", "also serve every route over TLS on this address (h2 and http/1.1 by ALPN)")
 	tlsCert := flag.String("tls-cert", "", "PEM certificate chain for -tls-addr (default: a self-signed certificate for localhost and 127.0.0.1, made at start)")
 	tlsKey := flag.String("tls-key", "", "PEM private key of -tls-cert")
+	h3 := flag.Bool("h3", true, "with -tls-addr, also serve HTTP/3 on UDP at the same port (TLS responses advertise it with Alt-Svc)")
 	flag.Parse()
 
 	if *cpuprofile != "" {
@@ -63,6 +72,9 @@ func main() {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
+	}
+	if *h3 && *tlsAddr != "" && enableH3 != nil {
+		enableH3(s)
 	}
 	go func() {
 		<-s.Ready()
@@ -85,6 +97,13 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+}
+
+// NewTLSServer builds the demo server (its middleware and routes) on addr and,
+// over TLS with a self-signed certificate, on tlsAddr: for the tests of
+// cmd/demo, which add HTTP/3 to it.
+func NewTLSServer(addr, tlsAddr string) (*celeris.Server, error) {
+	return newServerWith(options{addr: addr, tlsAddr: tlsAddr, loops: 2})
 }
 
 // newServer builds the demo server with its middleware and routes; bare leaves

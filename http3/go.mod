@@ -1,0 +1,25 @@
+module github.com/celeris-dev/celeris/http3
+
+go 1.26.0
+
+replace github.com/celeris-dev/celeris => ../
+
+require (
+	github.com/celeris-dev/celeris v0.0.0-00010101000000-000000000000
+	github.com/quic-go/qpack v0.6.0
+	github.com/quic-go/quic-go v0.65.0
+)
+
+require (
+	github.com/panjf2000/ants/v2 v2.12.1 // indirect
+	github.com/panjf2000/gnet/v2 v2.10.0 // indirect
+	github.com/valyala/bytebufferpool v1.0.0 // indirect
+	go.uber.org/multierr v1.11.0 // indirect
+	go.uber.org/zap v1.28.0 // indirect
+	golang.org/x/crypto v0.58.0 // indirect
+	golang.org/x/net v0.62.0 // indirect
+	golang.org/x/sync v0.24.0 // indirect
+	golang.org/x/sys v0.49.0 // indirect
+	golang.org/x/text v0.43.0 // indirect
+	gopkg.in/natefinch/lumberjack.v2 v2.2.1 // indirect
+)
