@@ -383,11 +383,9 @@ func TestH1BlockingHandlersIsolation(t *testing.T) {
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	p99 := lat[98]
 	t.Logf("p99 latency of /bench beside %d blocked handlers: %v", slow, p99)
-	limit := 50 * time.Millisecond
-	if raceEnabled {
-		limit = 500 * time.Millisecond
-	}
-	if p99 > limit {
+	// A request that waited for the loop's blocked handlers would take their
+	// 3 s; a third of that tells the two apart on a loaded machine too.
+	if limit := time.Second; p99 > limit {
 		t.Errorf("p99 %v > %v", p99, limit)
 	}
 	wg.Wait()

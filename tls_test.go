@@ -237,11 +237,9 @@ func TestTLSGarbageClientHello(t *testing.T) {
 			t.Fatal(err)
 		}
 		io.WriteString(c, garbage)
-		start := time.Now()
+		// Within half the default 10 s TLSHandshakeTimeout: closed for the
+		// garbage, not by the timer.
 		readUntilClosed(t, c, 5*time.Second)
-		if d := time.Since(start); d > 2*time.Second {
-			t.Fatalf("garbage %q: closed after %v", garbage, d)
-		}
 		c.Close()
 	}
 	c, err := net.Dial("tcp", secure)
@@ -268,15 +266,17 @@ func TestTLSHandshakeTimeout(t *testing.T) {
 	const timeout = 300 * time.Millisecond
 	s, _, secure := startTLSServer(t, Config{TLSHandshakeTimeout: timeout}, tlsRoutes)
 	for _, sent := range []string{"", "\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03"} {
+		// The server's timer starts at accept, after start: closed no sooner
+		// than timeout, and (readUntilClosed) within half the default 10 s.
+		start := time.Now()
 		c, err := net.Dial("tcp", secure)
 		if err != nil {
 			t.Fatal(err)
 		}
 		io.WriteString(c, sent)
-		start := time.Now()
 		readUntilClosed(t, c, 5*time.Second)
-		if d := time.Since(start); d < timeout-50*time.Millisecond || d > 3*time.Second {
-			t.Fatalf("sent %q: closed after %v, want about %v", sent, d, timeout)
+		if d := time.Since(start); d < timeout {
+			t.Fatalf("sent %q: closed after %v, before the %v timeout", sent, d, timeout)
 		}
 		c.Close()
 	}
