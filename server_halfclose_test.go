@@ -280,24 +280,49 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 }
 
 // Requests left in the input wait while much output is queued for a client that
-// half-closed and reads late; they are answered once it drained.
+// half-closed and reads late; they are answered once it drained. The client's
+// small receive buffer keeps most of a 16 MiB answer queued in the server, above
+// the level (4 MiB) at which the h1 parser leaves further requests unread; the
+// third request is sent once the first answer began, so it cannot join the first
+// batch. Its handler must not run until the client reads.
 func TestH1HalfCloseHeldBackRequests(t *testing.T) {
-	_, addr := startServer(t, Config{}, halfCloseRoutes)
-	c := dialTCP(t, addr, 0)
-	io.WriteString(c, "GET /slowbig?mib=8 HTTP/1.1\r\nHost: x\r\n\r\nGET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
-	time.Sleep(30 * time.Millisecond) // the first two form a batch; the third waits in the input
-	io.WriteString(c, "GET /quick HTTP/1.1\r\nHost: x\r\n\r\n")
+	ran := make(chan struct{}, 1)
+	_, addr := startServer(t, Config{}, func(s *Server) {
+		halfCloseRoutes(s)
+		s.GET("/mark", func(c *Context) error {
+			ran <- struct{}{}
+			return c.String(200, "quick")
+		})
+	})
+	c := dialTCP(t, addr, 64<<10)
+	io.WriteString(c, "GET /slowbig?mib=16 HTTP/1.1\r\nHost: x\r\n\r\nGET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
+	br := bufio.NewReader(c)
+	if line, err := br.ReadString('\n'); err != nil || line != "HTTP/1.1 200 OK\r\n" {
+		t.Fatalf("first answer: %q, %v", line, err)
+	}
+	io.WriteString(c, "GET /mark HTTP/1.1\r\nHost: x\r\n\r\n")
 	c.CloseWrite()
-	time.Sleep(time.Second) // 8 MiB queue up: the third request is held back
-	all, err := io.ReadAll(c)
+	// Not reading for a while (far longer than /slow's 150 ms) must not get the
+	// held request served.
+	select {
+	case <-ran:
+		t.Fatal("the request after a large unread answer was served while that answer was queued")
+	case <-time.After(time.Second):
+	}
+	all, err := io.ReadAll(br)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := bytes.Count(all, []byte("HTTP/1.1 200 OK\r\n")); n != 3 {
-		t.Fatalf("%d answers, want 3", n)
+	if n := bytes.Count(all, []byte("HTTP/1.1 200 OK\r\n")); n != 2 {
+		t.Fatalf("%d answers after the first, want 2", n)
 	}
 	if !bytes.HasSuffix(all, []byte("quick")) {
-		t.Fatal("the last answer is not /quick's")
+		t.Fatal("the last answer is not /mark's")
+	}
+	select {
+	case <-ran:
+	default:
+		t.Fatal("/mark's handler did not run")
 	}
 }
 
