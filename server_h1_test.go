@@ -348,7 +348,7 @@ func TestH1BlockingHandlersIsolation(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow")
 	}
-	_, addr := startServer(t, Config{EventLoops: 1}, testRoutes)
+	s, addr := startServer(t, Config{EventLoops: 1}, testRoutes)
 	const slow = 256
 	var wg sync.WaitGroup
 	errs := make(chan error, slow)
@@ -369,7 +369,7 @@ func TestH1BlockingHandlersIsolation(t *testing.T) {
 			}
 		}()
 	}
-	time.Sleep(300 * time.Millisecond) // let the slow requests reach their handlers
+	waitFor(t, "the slow requests to reach their handlers", func() bool { return s.Stats().ActiveRequests == slow })
 	rc := dialRaw(t, addr)
 	lat := make([]time.Duration, 0, 100)
 	for i := 0; i < 100; i++ {

@@ -386,10 +386,11 @@ func TestH1HalfCloseSlowReader(t *testing.T) {
 // An h2c upgrade asked for after the input ended is answered over HTTP/1.1: there
 // would be no HTTP/2 connection to switch to.
 func TestH1HalfCloseNoUpgrade(t *testing.T) {
-	_, addr := startServer(t, Config{}, halfCloseRoutes)
+	s, addr := startServer(t, Config{}, halfCloseRoutes)
 	c := dialSmallWindow(t, addr)
 	io.WriteString(c, "GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
-	time.Sleep(30 * time.Millisecond) // /slow is being served; the next request waits in the input
+	// /slow is being served; the next request waits in the input.
+	waitFor(t, "/slow to run", func() bool { return s.Stats().ActiveRequests == 1 })
 	io.WriteString(c, "GET /quick HTTP/1.1\r\nHost: x\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQAoAAAAAIAAAAA\r\n\r\n")
 	c.CloseWrite()
 	out, err := io.ReadAll(c)

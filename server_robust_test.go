@@ -143,7 +143,15 @@ func TestH1StreamWriteAfterCloseFails(t *testing.T) {
 	})
 	rc := dialRaw(t, addr)
 	rc.send("GET /sse HTTP/1.1\r\nHost: x\r\n\r\n")
-	time.Sleep(100 * time.Millisecond)
+	for { // the stream runs: its first event came
+		line, err := rc.br.ReadString('\n')
+		if err != nil {
+			t.Fatalf("before the first event: %v", err)
+		}
+		if line == "data: tick\n" {
+			break
+		}
+	}
 	rc.c.Close()
 	if err := <-failed; err == nil {
 		t.Fatal("Send kept succeeding after the client closed")

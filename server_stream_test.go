@@ -122,10 +122,10 @@ func TestH1ExpectContinue(t *testing.T) {
 
 func TestH1ContextCancelledOnClientClose(t *testing.T) {
 	cancelled := make(chan time.Duration, 1)
-	_, addr := startServer(t, Config{}, streamRoutes(cancelled))
+	s, addr := startServer(t, Config{}, streamRoutes(cancelled))
 	rc := dialRaw(t, addr)
 	rc.send("GET /wait HTTP/1.1\r\nHost: x\r\n\r\n")
-	time.Sleep(200 * time.Millisecond)
+	waitFor(t, "/wait to run", func() bool { return s.Stats().ActiveRequests == 1 })
 	closedAt := time.Now()
 	rc.c.Close()
 	select {

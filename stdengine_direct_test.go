@@ -149,7 +149,7 @@ func TestStdDirectRuns(t *testing.T) {
 	// A handler waiting for its context: the client leaves, the context ends.
 	rc2 := dialRaw(t, addr)
 	rc2.send("GET /ctx HTTP/1.1\r\nHost: x\r\n\r\n")
-	time.Sleep(50 * time.Millisecond)
+	waitFor(t, "/ctx to run", func() bool { return s.Stats().ActiveRequests == 1 })
 	rc2.c.Close()
 	select {
 	case <-cancelled:
