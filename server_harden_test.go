@@ -12,9 +12,10 @@ import (
 	"time"
 )
 
-// Hardening over real sockets (issue #13): each attack is sent as raw bytes, and
-// a request hidden where a lenient or desynchronised parser would find it must
-// never be answered.
+// Hardening over real sockets: each attack on HTTP/1.1 framing (Host, targets,
+// chunk syntax, Content-Length, trailers, unread bodies) is sent as raw bytes,
+// and a request hidden where a lenient or desynchronised parser would find it
+// must never be answered.
 
 // smuggled is a complete request that must never be served when it hides in a body.
 const smuggled = "GET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n"

@@ -32,8 +32,8 @@ func sseUntilShutdown(s *Server) {
 
 // TestShutdownEndsSSEStreams: an open SSE stream that watches c.ShuttingDown()
 // ends as soon as Shutdown begins, so Shutdown returns nil at once instead of
-// waiting for its whole timeout and failing with context.DeadlineExceeded
-// (issue #17), over HTTP/1.1 and h2c.
+// waiting for its whole timeout and failing with context.DeadlineExceeded,
+// over HTTP/1.1 and h2c.
 func TestShutdownEndsSSEStreams(t *testing.T) {
 	forEachProto(t, func(t *testing.T, cl *http.Client, proto string) {
 		s := New(Config{Addr: "127.0.0.1:0", EventLoops: 1})

@@ -17,7 +17,7 @@ import (
 	"time"
 )
 
-// Real clients on every route of the demo contract over TLS (issue #14 §4): curl
+// Real clients on every route of the demo contract over TLS: curl
 // (--http2 and --http1.1), h2load, and Python's httpx with http2=True. Go's
 // net/http client (h2 and HTTP/1.1) runs checkContract over TLS in TestDemoTLS;
 // TestDemoTLSPage adds GET / for it. /ws/echo over TLS is covered by

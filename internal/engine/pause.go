@@ -23,9 +23,10 @@ import (
 //
 // The poller and the connection's poll attachment (and, for detach.go, its output
 // buffer) are unexported fields of gnet's connection. They are located once, by name and type, through reflection; when the
-// gnet version in use lays them out differently, pausing is disabled (and the old
-// unbounded behaviour remains). This file, with internal/bytesconv, is where the
-// module uses unsafe; it is pinned to gnet v2.10.0's layout and checked at start.
+// gnet version in use lays them out differently, pausing is disabled (buffered
+// input is then unbounded). The offsets are pinned to gnet v2.10.0's layout and checked at
+// start. The module's other uses of unsafe are internal/bytesconv's conversions,
+// internal/bufpool's pooled pointers and rawwrite_linux.go's write(2).
 var (
 	pauseOK        bool
 	loopOffset     uintptr // conn.loop (*eventloop)
