@@ -93,6 +93,7 @@ func TestH1ChunkedStreamLimit(t *testing.T) {
 
 // No interim 100 once the final response started.
 func TestH1NoContinueAfterFinalResponse(t *testing.T) {
+	t.Parallel()
 	_, addr := startServer(t, Config{}, func(s *Server) {
 		s.POST("/early", func(c *Context) error {
 			w, err := c.Stream(200, "text/plain")
@@ -209,6 +210,7 @@ func TestH1PipelinedNonReaderBounded(t *testing.T) {
 // middleware still blocks; run inline, /fast would wait for it and the read
 // would fail on its deadline.
 func TestUseMiddlewareNotInlineFor404(t *testing.T) {
+	t.Parallel()
 	release, entered := make(chan struct{}), make(chan struct{})
 	var releaseOnce sync.Once
 	free := func() { releaseOnce.Do(func() { close(release) }) }

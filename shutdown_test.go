@@ -19,7 +19,7 @@ func TestGracefulShutdown(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow")
 	}
-	s := New(Config{Addr: "127.0.0.1:0", EventLoops: 2})
+	s := New(Config{Addr: "127.0.0.1:0", EventLoops: 2, Engine: engineFor(t)})
 	var started atomic.Int32
 	s.GET("/slow", func(c *Context) error {
 		started.Add(1)
