@@ -30,6 +30,7 @@ func runClient(t *testing.T, env []string, name string, args ...string) string {
 // TestDemoWebSocketPython: Python's websockets library echoes text, binary, a
 // large message and a ping through /ws/echo.
 func TestDemoWebSocketPython(t *testing.T) {
+	t.Parallel()
 	if exec.Command("python3", "-c", "import websockets").Run() != nil {
 		t.Skip("python3 with websockets not installed (pip install websockets)")
 	}
@@ -43,6 +44,7 @@ func TestDemoWebSocketPython(t *testing.T) {
 // TestDemoWebSocketNode: Node's ws library (CELERIS_NODE_PATH: a node_modules
 // folder that holds it).
 func TestDemoWebSocketNode(t *testing.T) {
+	t.Parallel()
 	nodePath := os.Getenv("CELERIS_NODE_PATH")
 	if nodePath == "" || exec.Command("node", "--version").Run() != nil {
 		t.Skip("node and CELERIS_NODE_PATH (a node_modules with ws) not set up")
@@ -61,6 +63,7 @@ func TestDemoWebSocketNode(t *testing.T) {
 // page's status line over the DevTools protocol until the script has settled
 // both, so it waits as long as a loaded machine needs (up to a minute per page).
 func TestDemoBrowserPage(t *testing.T) {
+	t.Parallel()
 	chromium, err := exec.LookPath("chromium")
 	if err != nil {
 		t.Skip("chromium not installed (apt-get install chromium)")
