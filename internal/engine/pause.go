@@ -22,11 +22,12 @@ import (
 // the kernel's receive window then pushes back on the client (TCP flow control).
 //
 // The poller and the connection's poll attachment (and, for detach.go, its output
-// buffer) are unexported fields of gnet's connection. They are located once, by name and type, through reflection; when the
-// gnet version in use lays them out differently, pausing is disabled (buffered
-// input is then unbounded). The offsets are pinned to gnet v2.10.0's layout and checked at
-// start. The module's other uses of unsafe are internal/bytesconv's conversions,
-// internal/bufpool's pooled pointers and rawwrite_linux.go's write(2).
+// buffer) are unexported fields of gnet's connection. They are located once, by
+// name and type, through reflection; when the gnet version in use lays them out
+// differently, pausing is disabled (buffered input is then unbounded). The offsets
+// are pinned to gnet v2.10.0's layout and checked at start. The module's other
+// uses of unsafe are internal/bytesconv's conversions, internal/bufpool's pooled
+// pointers and rawwrite_linux.go's write(2).
 var (
 	pauseOK        bool
 	loopOffset     uintptr // conn.loop (*eventloop)
