@@ -336,6 +336,9 @@ func h2Get(t *testing.T, tc *tls.Conn, path string) bool {
 // the machine's load. The bound checked is 512 MB, against regressions. Skipped
 // with -short (10k handshakes: 6-10 s on 2 cores).
 func TestTLSIdleMemory(t *testing.T) {
+	if raceEnabled {
+		t.Skip("RSS bounds mean nothing under the race detector")
+	}
 	if testing.Short() {
 		t.Skip("10k TLS connections")
 	}
@@ -422,6 +425,9 @@ func TestTLSIdleMemory(t *testing.T) {
 // it, not the whole answer at once. The server keeps serving. (Before h2's
 // per-callback DATA bound, the h2 client grew the server by some 350 MB.)
 func TestTLSDownloadClientNeverReads(t *testing.T) {
+	if raceEnabled {
+		t.Skip("RSS bounds mean nothing under the race detector")
+	}
 	for _, proto := range []string{"http/1.1", "h2"} {
 		t.Run(proto, func(t *testing.T) {
 			srv := startChild(t, envServeTLS+"=1")
