@@ -77,7 +77,16 @@ func TestGracefulShutdown(t *testing.T) {
 		defer cancel()
 		shutdownDone <- s.Shutdown(ctx)
 	}()
-	time.Sleep(100 * time.Millisecond)
+	// Shutdown closes the listener first: wait until a dial is refused (a
+	// connection accepted before that is closed at once, unasked).
+	waitFor(t, "the listener to close", func() bool {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err != nil {
+			return true
+		}
+		c.Close()
+		return false
+	})
 	// A new connection gets no answer.
 	if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
 		_ = c.SetDeadline(time.Now().Add(3 * time.Second))
