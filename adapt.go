@@ -62,8 +62,12 @@ const adaptBufferSize = 32 << 10
 //     (0 when it wrote none), not a Content-Length it set by hand.
 //   - Informational responses (WriteHeader with 1xx: 103 Early Hints, 100) are
 //     sent as net/http sends them, with the header's fields at that moment,
-//     except to HTTP/1.0 clients; WriteHeader(101) is ignored: protocol switches
-//     and hijacking (http.Hijacker) are not supported.
+//     except to HTTP/1.0 clients. WriteHeader(101) is held for a Hijack, which
+//     writes it first.
+//   - http.Hijacker works on HTTP/1.1 before the response was written (or
+//     after WriteHeader(101), as WebSocket libraries do), on routes that run on
+//     a worker (not Inline); on HTTP/2 Hijack reports http.ErrNotSupported, as
+//     net/http's HTTP/2 server has no Hijacker (adapt_hijack.go).
 //   - Response trailers work as in net/http: names declared in a Trailer header
 //     before the body, or http.TrailerPrefix keys set at any time. A response
 //     with trailers is always streamed (chunked on HTTP/1.1, as net/http does
@@ -626,8 +630,8 @@ func (w *adaptWriter) Header() http.Header {
 }
 
 // WriteHeader sets the status. A 1xx code other than 101 sends an informational
-// response with the header's current fields, as net/http does (101 is ignored: no
-// Upgrade through Adapt); a second final status is ignored.
+// response with the header's current fields, as net/http does; 101 is held for
+// Hijack, which writes it (adapt_hijack.go); a second final status is ignored.
 func (w *adaptWriter) WriteHeader(code int) {
 	if code < 100 || code > 999 {
 		panic(fmt.Sprintf("invalid WriteHeader code %v", code))

@@ -80,6 +80,7 @@ func TestAdaptHijack(t *testing.T) {
 
 // TestAdaptHijackHTTP2: as in net/http, there is nothing to hijack on HTTP/2.
 func TestAdaptHijackHTTP2(t *testing.T) {
+	t.Parallel()
 	_, addr := startServer(t, Config{}, hijackRoutes)
 	for _, p := range protos {
 		if !strings.Contains(p.name, "h2") {

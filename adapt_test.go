@@ -33,6 +33,7 @@ func mustGet(t *testing.T, client *http.Client, url string) (*http.Response, str
 }
 
 func TestAdaptServeMux(t *testing.T) {
+	t.Parallel()
 	mux := http.NewServeMux()
 	mux.HandleFunc("/hello", func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, "hello from net/http")
@@ -73,6 +74,7 @@ func TestAdaptServeMux(t *testing.T) {
 }
 
 func TestAdaptRequest(t *testing.T) {
+	t.Parallel()
 	type seen struct {
 		r    *http.Request
 		body string
@@ -222,6 +224,7 @@ func TestAdaptLargeResponse(t *testing.T) {
 }
 
 func TestAdaptRequestBodyStream(t *testing.T) {
+	t.Parallel()
 	const size = 4 << 20
 	_, addr := startServer(t, Config{MaxRequestBodySize: 8 << 20}, func(s *Server) {
 		s.POST("/echo-len", AdaptFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -248,6 +251,7 @@ func TestAdaptRequestBodyStream(t *testing.T) {
 
 // Chunked request trailers reach r.Trailer once the body was read to EOF.
 func TestAdaptRequestTrailer(t *testing.T) {
+	t.Parallel()
 	_, addr := startServer(t, Config{}, func(s *Server) {
 		s.POST("/t", AdaptFunc(func(w http.ResponseWriter, r *http.Request) {
 			b, _ := io.ReadAll(r.Body)
@@ -264,6 +268,7 @@ func TestAdaptRequestTrailer(t *testing.T) {
 }
 
 func TestAdaptResponseDetails(t *testing.T) {
+	t.Parallel()
 	_, addr := startServer(t, Config{}, func(s *Server) {
 		s.GET("/head", AdaptFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("X-Method", r.Method)
@@ -351,6 +356,7 @@ func TestAdaptResponseDetails(t *testing.T) {
 
 // A SetPath rewrite (Pre middleware) is what the adapted handler sees.
 func TestAdaptRewrittenPath(t *testing.T) {
+	t.Parallel()
 	_, addr := startServer(t, Config{}, func(s *Server) {
 		s.Pre(func(next HandlerFunc) HandlerFunc {
 			return func(c *Context) error {
@@ -373,6 +379,7 @@ func TestAdaptRewrittenPath(t *testing.T) {
 type ctxKey string
 
 func TestWrapMiddleware(t *testing.T) {
+	t.Parallel()
 	addHeader := func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("X-Frame-Options", "DENY")
@@ -497,6 +504,7 @@ func BenchmarkAdapt(b *testing.B) {
 
 // The same adapted handlers over HTTP/2 (h2c with prior knowledge).
 func TestAdaptH2C(t *testing.T) {
+	t.Parallel()
 	release := make(chan struct{})
 	_, addr := startServer(t, Config{}, func(s *Server) {
 		s.GET("/hello", AdaptFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -570,6 +578,7 @@ func (nativeBoth) ServeCeleris(c *Context) error {
 // Adapt of a NativeHandler runs its ServeCeleris; the same value still serves
 // through ServeHTTP where it is wrapped (here by StripPrefix, which hides it).
 func TestAdaptNativeHandler(t *testing.T) {
+	t.Parallel()
 	var h http.Handler = nativeBoth{}
 	if _, ok := h.(NativeHandler); !ok {
 		t.Fatal("nativeBoth is not a NativeHandler")

@@ -71,6 +71,7 @@ func (titleRequired) Validate(v any) error {
 }
 
 func TestBind(t *testing.T) {
+	t.Parallel()
 	_, addr := startServer(t, Config{Validator: titleRequired{}}, func(s *Server) {
 		s.Any("/items/:id/:name", func(c *Context) error {
 			var r searchReq
@@ -139,6 +140,7 @@ func TestBind(t *testing.T) {
 }
 
 func TestBindErrorType(t *testing.T) {
+	t.Parallel()
 	errc := make(chan error, 1)
 	_, addr := startServer(t, Config{ErrorHandler: func(c *Context, err error) {
 		errc <- err
@@ -160,6 +162,7 @@ func TestBindErrorType(t *testing.T) {
 }
 
 func TestTypedGetters(t *testing.T) {
+	t.Parallel()
 	_, addr := startServer(t, Config{}, func(s *Server) {
 		s.GET("/n/:id", func(c *Context) error {
 			id, err := c.ParamInt("id")

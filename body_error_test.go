@@ -122,6 +122,7 @@ func testBodyTooLarge(t *testing.T, eh ErrorHandler) {
 // TestMalformedChunkedReachesErrorHandler: a malformed chunked body read by the
 // handler reaches the error handler as a 400 *HTTPError.
 func TestMalformedChunkedReachesErrorHandler(t *testing.T) {
+	t.Parallel()
 	_, addr := startServer(t, Config{ErrorHandler: jsonErrors}, func(s *Server) {
 		s.POST("/body", func(c *Context) error {
 			if _, err := c.Body(); err != nil {
@@ -143,6 +144,7 @@ func TestMalformedChunkedReachesErrorHandler(t *testing.T) {
 // handler as *HTTPError, so a JSON API answers them in its own format; 405
 // keeps its Allow header.
 func TestRoutingErrorsReachErrorHandler(t *testing.T) {
+	t.Parallel()
 	_, addr := startServer(t, Config{ErrorHandler: jsonErrors}, func(s *Server) {
 		s.GET("/only-get", func(c *Context) error { return c.String(200, "ok") })
 	})
@@ -177,6 +179,7 @@ func TestRoutingErrorsReachErrorHandler(t *testing.T) {
 // Closing the reader BodyReader returns ends a Read blocked on another
 // goroutine (the client sends nothing more), on HTTP/1.1 (chunked) and HTTP/2.
 func TestBodyReaderCloseEndsBlockedRead(t *testing.T) {
+	t.Parallel()
 	_, addr := startServer(t, Config{}, func(s *Server) {
 		s.POST("/wait", func(c *Context) error {
 			br := c.BodyReader()

@@ -8,6 +8,7 @@ import (
 // TestResponseKeepsContentType: a Content-Type the handler set before JSON,
 // String or HTML is kept (as Gin and Echo do), e.g. application/problem+json.
 func TestResponseKeepsContentType(t *testing.T) {
+	t.Parallel()
 	_, addr := startServer(t, Config{}, func(s *Server) {
 		s.GET("/json", func(c *Context) error {
 			c.SetHeader("Content-Type", "application/problem+json")

@@ -13,6 +13,7 @@ import (
 // protocol, safe and inline, and concurrent requests never see each other's bytes
 // (each Context has its own buffer, emptied by every call).
 func TestContextBuffer(t *testing.T) {
+	t.Parallel()
 	build := func(c *Context) error {
 		b := c.Buffer()
 		b.WriteString("stale") // a second Buffer call starts empty

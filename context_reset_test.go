@@ -84,6 +84,7 @@ func TestContextResetClearsEveryFeature(t *testing.T) {
 // clean (reset skips what touched says was unused, recycling leaves the clearing to
 // the next use).
 func TestNoStateLeaksBetweenRequests(t *testing.T) {
+	t.Parallel()
 	type key struct{}
 	_, addr := startServer(t, Config{EventLoops: 1}, func(s *Server) {
 		s.POST("/dirty", func(c *Context) error {

@@ -59,6 +59,7 @@ func cookieRoutes(s *Server) {
 }
 
 func TestCookiesRoundTrip(t *testing.T) {
+	t.Parallel()
 	_, addr := startServer(t, Config{}, cookieRoutes)
 	client := adaptClient(t)
 	resp, body := mustGet(t, client, "http://"+addr+"/login")

@@ -77,6 +77,7 @@ func duplexRoutes(s *Server) {
 // echoes each message while the request body is still open; then 8 MiB go both
 // ways at once, filling both flow-control windows, without a deadlock.
 func TestH2FullDuplex(t *testing.T) {
+	t.Parallel()
 	// A stream of messages may exceed the default body limit (4 MiB).
 	_, addr := startServer(t, Config{MaxRequestBodySize: 64 << 20}, duplexRoutes)
 	for _, client := range []struct {
@@ -130,6 +131,7 @@ func TestH2FullDuplex(t *testing.T) {
 // response started (EnableFullDuplex through Adapt succeeds): each chunk comes
 // back before the next is sent.
 func TestH1FullDuplex(t *testing.T) {
+	t.Parallel()
 	_, addr := startServer(t, Config{}, duplexRoutes)
 	for _, path := range []string{"/echo", "/adapt/echo"} {
 		rc := dialRaw(t, addr)
@@ -190,6 +192,7 @@ func h2Stream(t *testing.T, addr, method, path string, endStream bool) (*http2.F
 // context and ends its blocked Read or Write with an error, natively and through
 // Adapt.
 func TestH2ResetUnblocksHandler(t *testing.T) {
+	t.Parallel()
 	type result struct {
 		err      error
 		canceled bool
@@ -283,6 +286,7 @@ func waitDone(done <-chan struct{}) bool {
 // goroutine (gRPC's server reads the body from a goroutine of its own and waits
 // for it after closing the body), on both protocols.
 func TestAdaptBodyCloseUnblocksRead(t *testing.T) {
+	t.Parallel()
 	readErr := make(chan error, 1)
 	_, addr := startServer(t, Config{}, func(s *Server) {
 		s.POST("/", AdaptFunc(func(w http.ResponseWriter, r *http.Request) {

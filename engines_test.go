@@ -2,6 +2,8 @@ package celeris
 
 import (
 	"os"
+	"strings"
+	"sync"
 	"testing"
 )
 
@@ -10,12 +12,31 @@ import (
 // (.ci/run does), and TestStdEngine runs a table of them on it in any run.
 var testEngine = Engine(os.Getenv("CELERIS_TEST_ENGINE"))
 
-// withEngine makes startServer use e for the rest of t (tests of this package do
-// not run in parallel).
+// testEngines holds withEngine's choices by test name. A choice belongs to its
+// test and that test's subtests, never to a package global, so tests that run
+// in parallel may each choose.
+var testEngines sync.Map // test name -> Engine
+
+// withEngine makes startServer (and engineFor) use e for the rest of t and in
+// its subtests.
 func withEngine(t *testing.T, e Engine) {
-	old := testEngine
-	testEngine = e
-	t.Cleanup(func() { testEngine = old })
+	testEngines.Store(t.Name(), e)
+	t.Cleanup(func() { testEngines.Delete(t.Name()) })
+}
+
+// engineFor is the engine for a server of t: withEngine's choice for t or the
+// nearest test above it, else testEngine.
+func engineFor(t testing.TB) Engine {
+	for name := t.Name(); ; {
+		if e, ok := testEngines.Load(name); ok {
+			return e.(Engine)
+		}
+		i := strings.LastIndexByte(name, '/')
+		if i < 0 {
+			return testEngine
+		}
+		name = name[:i]
+	}
 }
 
 // engineTests are the socket tests that run on every engine: HTTP/1.1, h2c
@@ -24,54 +45,60 @@ func withEngine(t *testing.T, e Engine) {
 var engineTests = []struct {
 	name string
 	f    func(*testing.T)
+	// serial: the test measures the process (heap, RSS) or loads it heavily, so
+	// TestStdEngine runs it alone.
+	serial bool
 }{
-	{"H1Routes", TestH1Routes},
-	{"H1KeepAliveReuse", TestH1KeepAliveReuse},
-	{"H1Pipelining", TestH1Pipelining},
-	{"H1OneByteWrites", TestH1OneByteWrites},
-	{"H1Framing", TestH1Framing},
-	{"H1ConnectionRules", TestH1ConnectionRules},
-	{"H1ReadHeaderTimeout", TestH1ReadHeaderTimeout},
-	{"H1BlockingHandlersIsolation", TestH1BlockingHandlersIsolation},
-	{"RoutesBothProtocols", TestRoutesBothProtocols},
-	{"H2OneConnectionManyGoroutines", TestH2OneConnectionManyGoroutines},
-	{"H2ManyStreamsManyConnections", TestH2ManyStreamsManyConnections},
-	{"H2RefusalHeader", TestH2RefusalHeader},
-	{"H2CUpgrade", TestH2CUpgrade},
-	{"H2CDisabled", TestH2CDisabled},
-	{"GracefulShutdown", TestGracefulShutdown},
-	{"H1CloseRequestWithBody", TestH1CloseRequestWithBody},
-	{"H1CloseDoesNotTruncate", TestH1CloseDoesNotTruncate},
-	{"H1ChunkedStreamLimit", TestH1ChunkedStreamLimit},
-	{"H1StreamWriteAfterCloseFails", TestH1StreamWriteAfterCloseFails},
-	{"H1StalledBodyTimesOut", TestH1StalledBodyTimesOut},
-	{"H1PipelinedNonReaderBounded", TestH1PipelinedNonReaderBounded},
-	{"H1StreamedUpload", TestH1StreamedUpload},
-	{"H1ExpectContinue", TestH1ExpectContinue},
-	{"H1ContextCancelledOnClientClose", TestH1ContextCancelledOnClientClose},
-	{"H1ChunkedTrailers", TestH1ChunkedTrailers},
-	{"H1HalfCloseAnswered", TestH1HalfCloseAnswered},
-	{"H1HalfCloseSlowReader", TestH1HalfCloseSlowReader},
-	{"H1HalfCloseNoUpgrade", TestH1HalfCloseNoUpgrade},
-	{"H1HalfCloseStreamedUpload", TestH1HalfCloseStreamedUpload},
-	{"H2HalfCloseEndsAfterQueuedOutput", TestH2HalfCloseEndsAfterQueuedOutput},
-	{"StatsCounts", TestStatsCounts},
-	{"ShutdownDeadlineCancelsContexts", TestShutdownDeadlineCancelsContexts},
-	{"AdaptFlushStreams", TestAdaptFlushStreams},
-	{"AdaptLargeResponse", TestAdaptLargeResponse},
-	{"UploadStreamsWithBoundedMemory", TestUploadStreamsWithBoundedMemory},
-	{"AdaptHijack", TestAdaptHijack},
+	{name: "H1Routes", f: TestH1Routes},
+	{name: "H1KeepAliveReuse", f: TestH1KeepAliveReuse},
+	{name: "H1Pipelining", f: TestH1Pipelining},
+	{name: "H1OneByteWrites", f: TestH1OneByteWrites},
+	{name: "H1Framing", f: TestH1Framing},
+	{name: "H1ConnectionRules", f: TestH1ConnectionRules},
+	{name: "H1ReadHeaderTimeout", f: TestH1ReadHeaderTimeout},
+	{name: "H1BlockingHandlersIsolation", f: TestH1BlockingHandlersIsolation},
+	{name: "RoutesBothProtocols", f: TestRoutesBothProtocols},
+	{name: "H2OneConnectionManyGoroutines", f: TestH2OneConnectionManyGoroutines},
+	{name: "H2ManyStreamsManyConnections", f: TestH2ManyStreamsManyConnections},
+	{name: "H2RefusalHeader", f: TestH2RefusalHeader},
+	{name: "H2CUpgrade", f: TestH2CUpgrade},
+	{name: "H2CDisabled", f: TestH2CDisabled},
+	{name: "GracefulShutdown", f: TestGracefulShutdown, serial: true},
+	{name: "H1CloseRequestWithBody", f: TestH1CloseRequestWithBody},
+	{name: "H1CloseDoesNotTruncate", f: TestH1CloseDoesNotTruncate},
+	{name: "H1ChunkedStreamLimit", f: TestH1ChunkedStreamLimit},
+	{name: "H1StreamWriteAfterCloseFails", f: TestH1StreamWriteAfterCloseFails},
+	{name: "H1StalledBodyTimesOut", f: TestH1StalledBodyTimesOut},
+	{name: "H1PipelinedNonReaderBounded", f: TestH1PipelinedNonReaderBounded, serial: true},
+	{name: "H1StreamedUpload", f: TestH1StreamedUpload},
+	{name: "H1ExpectContinue", f: TestH1ExpectContinue},
+	{name: "H1ContextCancelledOnClientClose", f: TestH1ContextCancelledOnClientClose},
+	{name: "H1ChunkedTrailers", f: TestH1ChunkedTrailers},
+	{name: "H1HalfCloseAnswered", f: TestH1HalfCloseAnswered},
+	{name: "H1HalfCloseSlowReader", f: TestH1HalfCloseSlowReader},
+	{name: "H1HalfCloseNoUpgrade", f: TestH1HalfCloseNoUpgrade},
+	{name: "H1HalfCloseStreamedUpload", f: TestH1HalfCloseStreamedUpload},
+	{name: "H2HalfCloseEndsAfterQueuedOutput", f: TestH2HalfCloseEndsAfterQueuedOutput},
+	{name: "StatsCounts", f: TestStatsCounts},
+	{name: "ShutdownDeadlineCancelsContexts", f: TestShutdownDeadlineCancelsContexts},
+	{name: "AdaptFlushStreams", f: TestAdaptFlushStreams},
+	{name: "AdaptLargeResponse", f: TestAdaptLargeResponse},
+	{name: "UploadStreamsWithBoundedMemory", f: TestUploadStreamsWithBoundedMemory, serial: true},
+	{name: "AdaptHijack", f: TestAdaptHijack},
 }
 
 // TestStdEngine runs engineTests on the std engine (the gnet engine runs them as
-// themselves).
+// themselves), in parallel but for the serial ones.
 func TestStdEngine(t *testing.T) {
 	if testEngine == EngineStd {
 		t.Skip("the whole package runs on the std engine already")
 	}
+	withEngine(t, EngineStd)
 	for _, tc := range engineTests {
 		t.Run(tc.name, func(t *testing.T) {
-			withEngine(t, EngineStd)
+			if !tc.serial {
+				t.Parallel()
+			}
 			tc.f(t)
 		})
 	}

@@ -17,6 +17,7 @@ import (
 )
 
 func TestFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	small := []byte("0123456789")
 	large := bytes.Repeat([]byte("abcdefghijklmnopqrstuvwxyz"), 20000) // 520 000 bytes
@@ -145,6 +146,7 @@ func TestFile(t *testing.T) {
 }
 
 func TestStreamLengthShortBody(t *testing.T) {
+	t.Parallel()
 	short := func(c *Context) error {
 		w, err := c.StreamLength(200, "text/plain", 100)
 		if err != nil {
@@ -266,6 +268,7 @@ func TestParseRanges(t *testing.T) {
 }
 
 func TestFileFS(t *testing.T) {
+	t.Parallel()
 	mod := time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC)
 	fsys := fstest.MapFS{"docs/a.txt": {Data: []byte("from fs"), ModTime: mod}, "docs/sub": {Mode: fs.ModeDir}}
 	_, addr := startServer(t, Config{}, func(s *Server) {

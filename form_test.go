@@ -80,6 +80,7 @@ func multipartBody(t testing.TB, fields map[string]string, fileField, fileName, 
 }
 
 func TestFormsOverSocket(t *testing.T) {
+	t.Parallel()
 	_, addr := startServer(t, Config{}, formRoutes)
 	client := adaptClient(t)
 	base := "http://" + addr

@@ -18,6 +18,7 @@ import (
 // uri-host [ ":" port ] (RFC 9113 §8.3.1, RFC 3986 §3.2) is malformed: it gets
 // 400 before any handler runs, and a valid Host beside :authority is served.
 func TestH2HostValidated(t *testing.T) {
+	t.Parallel()
 	_, addr := startServer(t, Config{}, testRoutes)
 	for _, host := range []string{"a b", "user@example.com", "example.com:8o", "ex\x7fample.com", ""} {
 		status, _ := rawH2Get(t, addr, hpack.HeaderField{Name: "host", Value: host})
@@ -39,6 +40,7 @@ func TestH2HostValidated(t *testing.T) {
 // connection is served meanwhile. (internal/h2's socket tests cover every
 // trigger.)
 func TestH2MadeYouResetEngine(t *testing.T) {
+	t.Parallel()
 	const mcs = 8
 	release := make(chan struct{})
 	defer close(release)

@@ -31,7 +31,7 @@ func startServerAt(t testing.TB, cfg Config, register func(s *Server)) (*Server,
 		cfg.EventLoops = 2
 	}
 	if cfg.Engine == EngineAuto {
-		cfg.Engine = testEngine
+		cfg.Engine = engineFor(t)
 	}
 	s := New(cfg)
 	if register != nil {

@@ -57,6 +57,7 @@ func earlyRoutes(t *testing.T) func(s *Server) {
 // TestEarlyHints: Go's clients see both 103 responses (httptrace's
 // Got1xxResponse) and then the final one, on every protocol.
 func TestEarlyHints(t *testing.T) {
+	t.Parallel()
 	_, addr := startServer(t, Config{}, earlyRoutes(t))
 	forEachProto(t, func(t *testing.T, client *http.Client, proto string) {
 		for _, path := range []string{"/native", "/inline", "/adapt"} {
@@ -92,6 +93,7 @@ func TestEarlyHints(t *testing.T) {
 // TestH1EarlyHintsWire: the interim responses precede the final one on the wire;
 // an HTTP/1.0 client gets none (RFC 9110 §15.2).
 func TestH1EarlyHintsWire(t *testing.T) {
+	t.Parallel()
 	_, addr := startServer(t, Config{}, earlyRoutes(t))
 	for _, path := range []string{"/native", "/inline", "/adapt"} {
 		rc := dialRaw(t, addr)
@@ -121,6 +123,7 @@ func TestH1EarlyHintsWire(t *testing.T) {
 // TestH2EarlyHintsFrames: each interim response is a HEADERS frame without
 // END_STREAM before the final HEADERS.
 func TestH2EarlyHintsFrames(t *testing.T) {
+	t.Parallel()
 	_, addr := startServer(t, Config{}, earlyRoutes(t))
 	for _, path := range []string{"/native", "/inline", "/adapt"} {
 		frames, err := h2raw.Do(addr, "GET", path, nil)

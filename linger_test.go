@@ -16,6 +16,7 @@ import (
 // with input unread, whose reset would destroy the answer in the client's receive
 // buffer before it read it. 20 rounds, so that a race shows.
 func TestRefusalWhileClientSends(t *testing.T) {
+	t.Parallel()
 	_, addr := startServer(t, Config{MaxRequestBodySize: 64 << 10}, func(s *Server) {
 		s.POST("/read", func(c *Context) error {
 			_, err := io.Copy(io.Discard, c.BodyReader())

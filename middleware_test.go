@@ -27,6 +27,7 @@ func traceHandler(c *Context) error {
 }
 
 func TestMiddlewareOrderAndGroups(t *testing.T) {
+	t.Parallel()
 	_, addr := startServer(t, Config{}, func(s *Server) {
 		api := s.Group("/api", tag("api"))
 		v1 := api.Group("/v1", tag("v1"))

@@ -292,6 +292,7 @@ func TestServeHTTPConcurrentFirstUse(t *testing.T) {
 
 // A server both started and used through ServeHTTP composes its chains once.
 func TestServeHTTPAndStart(t *testing.T) {
+	t.Parallel()
 	var count int
 	var mu sync.Mutex
 	s, addr := startServer(t, Config{}, func(s *Server) {
@@ -321,6 +322,7 @@ func TestServeHTTPAndStart(t *testing.T) {
 
 // Celeris mounted inside net/http, inside Celeris (through Adapt).
 func TestServeHTTPNested(t *testing.T) {
+	t.Parallel()
 	inner := New(Config{})
 	inner.GET("/deep/:x", func(c *Context) error { return c.String(200, "deep "+c.Param("x")) })
 	_, addr := startServer(t, Config{}, func(s *Server) {

@@ -6,6 +6,7 @@ import (
 )
 
 func TestClientIPAndScheme(t *testing.T) {
+	t.Parallel()
 	handler := func(c *Context) error { return c.String(200, c.ClientIP()+" "+c.Scheme()) }
 	_, trusting := startServer(t, Config{TrustedProxies: MustParsePrefixes("127.0.0.0/8", "10.0.0.0/8", "2001:db8::1")}, func(s *Server) {
 		s.GET("/", handler)

@@ -49,6 +49,7 @@ func TestRefusalBodyH1(t *testing.T) {
 
 // TestRefusalBodyH2CDisabled: the 505 to an HTTP/2 preface with DisableH2C.
 func TestRefusalBodyH2CDisabled(t *testing.T) {
+	t.Parallel()
 	_, addr := startServer(t, Config{DisableH2C: true, RefusalBody: jsonRefusal}, testRoutes)
 	rc := dialRaw(t, addr)
 	rc.send("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")

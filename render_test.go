@@ -14,6 +14,7 @@ type todoItem struct {
 }
 
 func TestRenderXMLNegotiate(t *testing.T) {
+	t.Parallel()
 	tpl := template.Must(template.New("page").Parse(`<h1>{{.Title}}</h1>`))
 	_, addr := startServer(t, Config{Renderer: HTMLTemplates{T: tpl}}, func(s *Server) {
 		s.GET("/page", func(c *Context) error { return c.Render(200, "page", todoItem{Title: "<b>"}) })

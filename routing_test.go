@@ -12,6 +12,7 @@ import (
 )
 
 func TestRedirectFixedPath(t *testing.T) {
+	t.Parallel()
 	register := func(s *Server) {
 		s.GET("/users", func(c *Context) error { return c.String(200, "users") })
 		s.POST("/users", func(c *Context) error { return c.String(200, "posted") })

@@ -12,9 +12,10 @@ import (
 	"time"
 )
 
-// Hardening over real sockets (issue #13): each attack is sent as raw bytes, and
-// a request hidden where a lenient or desynchronised parser would find it must
-// never be answered.
+// Hardening over real sockets: each attack on HTTP/1.1 framing (Host, targets,
+// chunk syntax, Content-Length, trailers, unread bodies) is sent as raw bytes,
+// and a request hidden where a lenient or desynchronised parser would find it
+// must never be answered.
 
 // smuggled is a complete request that must never be served when it hides in a body.
 const smuggled = "GET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n"
@@ -156,6 +157,7 @@ func TestH1HardenHost(t *testing.T) {
 // RFC 9112 §7.1: a chunked message ends after the trailer section's final CRLF.
 // The answer waits for it, and the connection goes on serving the next request.
 func TestH1HardenTrailerWait(t *testing.T) {
+	t.Parallel()
 	hs := startHarden(t, Config{}, nil)
 	head := func(path string) string {
 		return "POST " + path + " HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
@@ -278,6 +280,7 @@ func TestH1HardenTargets(t *testing.T) {
 // CONNECT; Any's CONNECT routes do not take them. OPTIONS * and the 501 answers
 // pass through Use middleware like the 404.
 func TestH1HardenConnectRoute(t *testing.T) {
+	t.Parallel()
 	var target atomic.Value
 	hs := startHarden(t, Config{}, func(s *Server) {
 		s.Use(func(next HandlerFunc) HandlerFunc {
@@ -335,6 +338,7 @@ func TestHandleLongMethodPanics(t *testing.T) {
 // allow gets 400 and the connection closes; the request hidden inside, where a
 // lenient parser would see the body end, is never served.
 func TestH1HardenFunkyChunks(t *testing.T) {
+	t.Parallel()
 	hs := startHarden(t, Config{}, nil)
 	n := fmt.Sprintf("%x", len(smuggled))
 	flood := strings.Repeat("1;"+strings.Repeat("a", 100)+"\r\nx\r\n", 700)
@@ -552,6 +556,7 @@ func TestH1HardenUnreadBodyDiscarded(t *testing.T) {
 // OPTIONS * and a method longer than every route's are answered by the Server,
 // whichever protocol carries them.
 func TestTargetsBothProtocols(t *testing.T) {
+	t.Parallel()
 	hs := startHarden(t, Config{}, nil)
 	forEachProto(t, func(t *testing.T, c *http.Client, proto string) {
 		req, err := http.NewRequest(http.MethodOptions, "http://"+hs.addr, nil)

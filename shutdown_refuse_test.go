@@ -296,7 +296,7 @@ func TestShutdownUnderConnectionChurn(t *testing.T) {
 					}
 				}()
 			}
-			time.Sleep(50 * time.Millisecond)
+			waitFor(t, "the churn to get answers", func() bool { return served.Load() > 0 })
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			serr := s.Shutdown(ctx)

@@ -19,7 +19,7 @@ func TestGracefulShutdown(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow")
 	}
-	s := New(Config{Addr: "127.0.0.1:0", EventLoops: 2})
+	s := New(Config{Addr: "127.0.0.1:0", EventLoops: 2, Engine: engineFor(t)})
 	var started atomic.Int32
 	s.GET("/slow", func(c *Context) error {
 		started.Add(1)
@@ -77,7 +77,16 @@ func TestGracefulShutdown(t *testing.T) {
 		defer cancel()
 		shutdownDone <- s.Shutdown(ctx)
 	}()
-	time.Sleep(100 * time.Millisecond)
+	// Shutdown closes the listener first: wait until a dial is refused (a
+	// connection accepted before that is closed at once, unasked).
+	waitFor(t, "the listener to close", func() bool {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err != nil {
+			return true
+		}
+		c.Close()
+		return false
+	})
 	// A new connection gets no answer.
 	if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
 		_ = c.SetDeadline(time.Now().Add(3 * time.Second))

@@ -53,6 +53,7 @@ func TestStatsCounts(t *testing.T) {
 // while it runs (once, not per request as well), inline requests count while
 // they run, and everything is back to 0 once answered.
 func TestStatsPipelinedBatch(t *testing.T) {
+	t.Parallel()
 	entered := make(chan struct{}, 4)
 	release := make(chan struct{})
 	var inlineSaw atomic.Int64 // written on the loop
@@ -92,7 +93,7 @@ func TestStatsPipelinedBatch(t *testing.T) {
 // TestShutdownDeadlineCancelsContexts: a handler still running when the shutdown
 // deadline passes sees its context cancelled, over both protocols.
 func TestShutdownDeadlineCancelsContexts(t *testing.T) {
-	s := New(Config{Addr: "127.0.0.1:0", EventLoops: 1})
+	s := New(Config{Addr: "127.0.0.1:0", EventLoops: 1, Engine: engineFor(t)})
 	cancelled := make(chan string, 2)
 	entered := make(chan struct{}, 2)
 	s.GET("/wait", func(c *Context) error {

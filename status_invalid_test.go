@@ -53,6 +53,7 @@ var invalidStatusPaths = func() []string {
 // panics in WriteHeader, the handler panics, the client gets 500 on every
 // protocol and the panic is logged once.
 func TestInvalidStatusIs500(t *testing.T) {
+	t.Parallel()
 	var logs lockedBuffer
 	_, addr := startServer(t, Config{Logger: slog.New(slog.NewTextHandler(&logs, nil))}, invalidStatusRoutes)
 	forEachProto(t, func(t *testing.T, cl *http.Client, proto string) {

@@ -94,6 +94,7 @@ func getBody(t *testing.T, c *http.Client, url string) (*http.Response, string) 
 // one offering http/1.1 or nothing; the request sees the TLS state and the https
 // scheme. The plaintext listener serves the same routes, without TLS state.
 func TestTLSALPN(t *testing.T) {
+	t.Parallel()
 	for _, eng := range []Engine{EngineAuto, EngineStd} {
 		t.Run("plain="+string(eng), func(t *testing.T) {
 			_, plain, secure := startTLSServer(t, Config{Engine: eng}, tlsRoutes)
@@ -153,6 +154,7 @@ func TestTLSALPN(t *testing.T) {
 
 // A TLS 1.2 connection is served too, and its client certificate is visible.
 func TestTLSClientCertAndTLS12(t *testing.T) {
+	t.Parallel()
 	cert := testCert()
 	_, _, secure := startTLSServer(t, Config{TLSConfig: &tls.Config{
 		Certificates: []tls.Certificate{cert.TLS},
@@ -172,6 +174,7 @@ func TestTLSClientCertAndTLS12(t *testing.T) {
 // Over TLS, HTTP/1.1 does not switch to h2c on Upgrade: h2c (RFC 9113 §3.2: h2
 // is negotiated by ALPN there).
 func TestTLSNoH2CUpgrade(t *testing.T) {
+	t.Parallel()
 	_, _, secure := startTLSServer(t, Config{}, tlsRoutes)
 	conn, err := tls.Dial("tcp", secure, &tls.Config{RootCAs: testCert().Pool(), ServerName: "localhost", NextProtos: []string{"http/1.1"}})
 	if err != nil {
@@ -224,6 +227,7 @@ func readUntilClosed(t *testing.T, c net.Conn, limit time.Duration) []byte {
 // logs nothing (any client can cause that per connection); one that speaks plain
 // HTTP to the TLS port gets a 400 saying so, as from net/http.
 func TestTLSGarbageClientHello(t *testing.T) {
+	t.Parallel()
 	var logs logBuffer
 	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	s, _, secure := startTLSServer(t, Config{Logger: logger}, tlsRoutes)
@@ -237,11 +241,9 @@ func TestTLSGarbageClientHello(t *testing.T) {
 			t.Fatal(err)
 		}
 		io.WriteString(c, garbage)
-		start := time.Now()
+		// Within half the default 10 s TLSHandshakeTimeout: closed for the
+		// garbage, not by the timer.
 		readUntilClosed(t, c, 5*time.Second)
-		if d := time.Since(start); d > 2*time.Second {
-			t.Fatalf("garbage %q: closed after %v", garbage, d)
-		}
 		c.Close()
 	}
 	c, err := net.Dial("tcp", secure)
@@ -265,18 +267,21 @@ func TestTLSGarbageClientHello(t *testing.T) {
 // A client that opens a connection and stalls in the handshake (nothing sent, or
 // a ClientHello cut short) is closed after TLSHandshakeTimeout.
 func TestTLSHandshakeTimeout(t *testing.T) {
+	t.Parallel()
 	const timeout = 300 * time.Millisecond
 	s, _, secure := startTLSServer(t, Config{TLSHandshakeTimeout: timeout}, tlsRoutes)
 	for _, sent := range []string{"", "\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03"} {
+		// The server's timer starts at accept, after start: closed no sooner
+		// than timeout, and (readUntilClosed) within half the default 10 s.
+		start := time.Now()
 		c, err := net.Dial("tcp", secure)
 		if err != nil {
 			t.Fatal(err)
 		}
 		io.WriteString(c, sent)
-		start := time.Now()
 		readUntilClosed(t, c, 5*time.Second)
-		if d := time.Since(start); d < timeout-50*time.Millisecond || d > 3*time.Second {
-			t.Fatalf("sent %q: closed after %v, want about %v", sent, d, timeout)
+		if d := time.Since(start); d < timeout {
+			t.Fatalf("sent %q: closed after %v, before the %v timeout", sent, d, timeout)
 		}
 		c.Close()
 	}
@@ -290,6 +295,7 @@ func TestTLSHandshakeTimeout(t *testing.T) {
 // with GOAWAY INADEQUATE_SECURITY, as golang.org/x/net/http2 does; HTTP/1.1 on
 // the same suite is served.
 func TestTLSInadequateSecurity(t *testing.T) {
+	t.Parallel()
 	const weak = tls.TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA
 	_, _, secure := startTLSServer(t, Config{TLSConfig: &tls.Config{
 		Certificates: []tls.Certificate{testCert().TLS},
@@ -402,6 +408,7 @@ func TestTLSNeedsCertificate(t *testing.T) {
 // Graceful shutdown drains the plaintext and the TLS listener together; a
 // request's context is cancelled when its TLS client leaves.
 func TestTLSShutdownAndCancel(t *testing.T) {
+	t.Parallel()
 	cancelled := make(chan struct{}, 1)
 	s, plain, secure := startTLSServer(t, Config{}, func(s *Server) {
 		tlsRoutes(s)
@@ -498,6 +505,7 @@ func portOf(addr string) string {
 // connections; large answers arrive whole to a client that reads slowly, and a
 // large upload is read whole.
 func TestTLSConcurrentAndLarge(t *testing.T) {
+	t.Parallel()
 	_, _, secure := startTLSServer(t, Config{MaxRequestBodySize: 64 << 20}, tlsRoutes)
 	for _, h2 := range []bool{true, false} {
 		c := tlsClient(t, h2)

@@ -69,6 +69,7 @@ var trailerWant = map[string]struct {
 // TestResponseTrailers: Go's clients see the trailers after the body, on every
 // protocol, and nothing the RFC keeps out of trailers.
 func TestResponseTrailers(t *testing.T) {
+	t.Parallel()
 	_, addr := startServer(t, Config{}, trailerRoutes)
 	forEachProto(t, func(t *testing.T, client *http.Client, proto string) {
 		for path, want := range trailerWant {
@@ -96,6 +97,7 @@ func TestResponseTrailers(t *testing.T) {
 // them in a Trailer field and ends with a trailer section; HTTP/1.0 gets the body
 // without them.
 func TestH1TrailerWire(t *testing.T) {
+	t.Parallel()
 	_, addr := startServer(t, Config{}, trailerRoutes)
 	for _, tc := range []struct{ path, head, end string }{
 		{"/native/stream", "Trailer: X-Early\r\n", "\r\n5\r\nhello\r\n0\r\nX-Early: e\r\nX-Late: l\r\n\r\n"},
@@ -133,6 +135,7 @@ func TestH1TrailerWire(t *testing.T) {
 // END_STREAM, after the DATA, or right after the response HEADERS when there is
 // no body.
 func TestH2TrailerFrames(t *testing.T) {
+	t.Parallel()
 	_, addr := startServer(t, Config{}, trailerRoutes)
 	for _, tc := range []struct {
 		path  string
@@ -179,6 +182,7 @@ func TestH2TrailerFrames(t *testing.T) {
 // trailer keys in r.Trailer before reading the body, their values after io.EOF,
 // and no Trailer field in r.Header, as net/http documents.
 func TestAdaptRequestTrailerDeclared(t *testing.T) {
+	t.Parallel()
 	_, addr := startServer(t, Config{}, func(s *Server) {
 		s.POST("/t", AdaptFunc(func(w http.ResponseWriter, r *http.Request) {
 			_, declared := r.Trailer["X-Checksum"]

@@ -302,6 +302,7 @@ func mb(n int64) float64 { return float64(n) / (1 << 20) }
 // handler then runs on a worker), with the switch in the middle of a chunked body
 // or an HTTP/2 body without content-length.
 func TestInlineRouteLargeBody(t *testing.T) {
+	t.Parallel()
 	body := make([]byte, 3<<20)
 	for i := range body {
 		body[i] = byte(i*7 + i>>11)
@@ -343,6 +344,7 @@ func TestInlineRouteLargeBody(t *testing.T) {
 // buffers are full: the engine pauses reading even while output is pending (it
 // did not, and buffered the whole upload: 1.6 GB of RSS after 5 s).
 func TestUploadToEchoWithoutReading(t *testing.T) {
+	t.Parallel()
 	_, addr := startServer(t, Config{MaxRequestBodySize: 2 << 30}, func(s *Server) {
 		s.POST("/echo", func(c *Context) error {
 			w, err := c.Stream(200, "application/octet-stream")

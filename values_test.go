@@ -53,6 +53,7 @@ func sendTwo(t *testing.T, addr string) {
 }
 
 func TestCopyRequestValues(t *testing.T) {
+	t.Parallel()
 	for _, inline := range []bool{false, true} {
 		var k kept
 		_, addr := startServer(t, Config{CopyRequestValues: true}, func(s *Server) {
@@ -70,6 +71,7 @@ func TestCopyRequestValues(t *testing.T) {
 }
 
 func TestParamDecoded(t *testing.T) {
+	t.Parallel()
 	_, addr := startServer(t, Config{}, func(s *Server) {
 		s.GET("/p/:name/*rest", func(c *Context) error {
 			return c.String(200, c.Param("name")+"|"+c.RawParam("name")+"|"+c.Param("rest")+"|"+c.RawParam("rest"))

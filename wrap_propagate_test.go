@@ -117,6 +117,7 @@ func (l *countingLogger) last() string {
 }
 
 func TestWrapMiddlewarePropagatesRequest(t *testing.T) {
+	t.Parallel()
 	_, addr := startServer(t, Config{TrustedProxies: nil}, func(s *Server) {
 		s.Pre(WrapMiddleware(stripSlashes))
 		s.GET("/ip", func(c *Context) error {
@@ -177,6 +178,7 @@ func TestWrapMiddlewarePropagatesRequest(t *testing.T) {
 }
 
 func TestWrapMiddlewareWriterWrappers(t *testing.T) {
+	t.Parallel()
 	var log countingLogger
 	_, addr := startServer(t, Config{}, func(s *Server) {
 		s.Use(WrapMiddleware(log.mw), WrapMiddleware(gzipMW))
@@ -226,6 +228,7 @@ func TestWrapMiddlewareWriterWrappers(t *testing.T) {
 }
 
 func TestContextRequest(t *testing.T) {
+	t.Parallel()
 	_, addr := startServer(t, Config{}, func(s *Server) {
 		s.POST("/r/:id", func(c *Context) error {
 			r := c.Request()
@@ -253,6 +256,7 @@ func TestContextRequest(t *testing.T) {
 // TestWrapMiddlewareStreamBypassIsLoud: a streamed response cannot pass through
 // the middleware's own writer; it reaches the client intact and a warning says so.
 func TestWrapMiddlewareStreamBypassIsLoud(t *testing.T) {
+	t.Parallel()
 	var logBuf syncWriter
 	_, addr := startServer(t, Config{Logger: slog.New(slog.NewTextHandler(&logBuf, nil))}, func(s *Server) {
 		s.Use(WrapMiddleware(gzipMW))

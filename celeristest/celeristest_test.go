@@ -168,7 +168,8 @@ func TestInvalidTargetPanics(t *testing.T) {
 }
 
 // TestInvalidStatusAsOnTheWire: celeristest reports what a connection sends for
-// a status no final response may have: 500 (issue #17), not the code itself.
+// a status no final response may have: 500, as a real connection answers, not
+// the code itself.
 func TestInvalidStatusAsOnTheWire(t *testing.T) {
 	s := celeris.New(celeris.Config{Logger: slog.New(slog.DiscardHandler)})
 	s.GET("/:code", func(c *celeris.Context) error {

@@ -1,5 +1,8 @@
-// Package bytesconv holds the only unsafe conversions of the module, number
-// formatting without allocation, and the cached Date header value.
+// Package bytesconv holds the module's unsafe string and byte-slice conversions
+// (B2S, S2B), number formatting without allocation, and the cached Date header
+// value. Elsewhere unsafe serves other ends: internal/bufpool keeps pooled
+// buffers as pointers, and internal/engine reads gnet's unexported fields
+// (pause.go) and calls write(2) directly (rawwrite_linux.go).
 package bytesconv
 
 import (

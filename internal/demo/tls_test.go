@@ -51,6 +51,7 @@ func tlsClients(t *testing.T, roots *selfcert.Cert) map[string]*http.Client {
 // (h2 and HTTP/1.1 by ALPN), with the self-signed certificate made at start or
 // with -tls-cert and -tls-key; -engine std serves the plaintext listener too.
 func TestDemoTLS(t *testing.T) {
+	t.Parallel()
 	t.Run("self-signed", func(t *testing.T) {
 		plain, secure := startDemoTLS(t, options{})
 		for name, client := range tlsClients(t, nil) {

@@ -17,7 +17,7 @@ import (
 	"time"
 )
 
-// Real clients on every route of the demo contract over TLS (issue #14 §4): curl
+// Real clients on every route of the demo contract over TLS: curl
 // (--http2 and --http1.1), h2load, and Python's httpx with http2=True. Go's
 // net/http client (h2 and HTTP/1.1) runs checkContract over TLS in TestDemoTLS;
 // TestDemoTLSPage adds GET / for it. /ws/echo over TLS is covered by
@@ -98,6 +98,7 @@ func (r tlsRoute) check(status int, hdr http.Header, body []byte) string {
 // TestDemoTLSCurl: curl -k over TLS, --http2 and --http1.1, on every route; the
 // answer must come over the protocol asked for.
 func TestDemoTLSCurl(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("curl"); err != nil {
 		t.Skip("curl not installed")
 	}
@@ -176,6 +177,7 @@ func readCurlHeaders(t *testing.T, name string) http.Header {
 // benchmark routes: 200 requests on 4 connections, 10 streams (or pipelined
 // requests) each; every one succeeds with a 2xx.
 func TestDemoTLSH2load(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("h2load"); err != nil {
 		t.Skip("h2load not installed (apt-get install nghttp2-client)")
 	}
@@ -213,6 +215,7 @@ func TestDemoTLSH2load(t *testing.T) {
 // TestDemoTLSPythonHTTPX: Python's httpx with http2=True fetches every route over
 // TLS (testdata/tls_client_httpx.py); each answer must be HTTP/2.
 func TestDemoTLSPythonHTTPX(t *testing.T) {
+	t.Parallel()
 	if exec.Command("python3", "-c", "import httpx, h2").Run() != nil {
 		t.Skip("python3 with httpx[http2] not installed (pip install 'httpx[http2]')")
 	}
@@ -228,6 +231,7 @@ func TestDemoTLSPythonHTTPX(t *testing.T) {
 // checkContract leaves out: GET / and the table's checks as the other clients
 // run them.
 func TestDemoTLSPage(t *testing.T) {
+	t.Parallel()
 	_, secure := startDemoTLS(t, options{})
 	for name, client := range tlsClients(t, nil) {
 		for _, r := range tlsRoutes() {

@@ -25,8 +25,9 @@ import (
 	"github.com/celeris-dev/celeris/middleware/metrics"
 )
 
-// Torture over TLS (issue #14 §4), against the demo in a child process (see
-// wsmem_test.go) so that the descriptors and RSS read are the server's alone.
+// Torture over TLS (stalled handshakes, many idle connections, a client that
+// never reads), against the demo in a child process (see wsmem_test.go) so
+// that the descriptors and RSS read are the server's alone.
 
 // envServeTLS makes the child serve TLS too: "1" runs the demo as -tls-addr
 // does (self-signed certificate); a duration runs the demo's routes and /metrics
@@ -324,16 +325,20 @@ func h2Get(t *testing.T, tc *tls.Conn, path string) bool {
 }
 
 // TestTLSIdleMemory: 10,000 idle TLS connections (handshake done, one request
-// answered, then silent; half HTTP/1.1, half h2) and the server's RSS. Issue #14
-// §4 aims at under 300 MB; the std engine that serves TLS does not reach it:
-// 341-372 MB measured (32-39 KB per connection; 30 KB still after a collection
-// that returns freed memory to the OS): two goroutine stacks per connection (the
-// owner and its writer, about 12 KB together) and some 10-12 KB of heap
-// (crypto/tls's record buffer and AES-GCM states, the engine's conn with its 2
-// KiB read buffer, the h1 or h2 state), besides the garbage collector's headroom.
-// The bound checked is 512 MB, against regressions. Skipped with -short (10k
-// handshakes: 5-10 s on 2 cores).
+// answered, then silent; half HTTP/1.1, half h2) and the server's RSS, with the
+// connections open and again after a collection that returns freed memory to
+// the OS. On a shared 2-core machine (2026-11-28, three runs) it logged 300-332
+// MB open (29-33 KB per connection) and 249-256 MB after the collection (24 KB
+// each). Per connection that is the owner goroutine's stack, crypto/tls's record
+// buffer and AES-GCM states, the engine's conn with its 2 KiB read buffer and the
+// h1 or h2 state (the writer goroutine runs only while output is queued); the
+// rest of the open figure is the garbage collector's headroom, which varies with
+// the machine's load. The bound checked is 512 MB, against regressions. Skipped
+// with -short (10k handshakes: 6-10 s on 2 cores).
 func TestTLSIdleMemory(t *testing.T) {
+	if raceEnabled {
+		t.Skip("RSS bounds mean nothing under the race detector")
+	}
 	if testing.Short() {
 		t.Skip("10k TLS connections")
 	}
@@ -407,7 +412,7 @@ func TestTLSIdleMemory(t *testing.T) {
 	t.Logf("%d idle TLS connections (opened in %v): server RSS %d MB -> %d MB (%d HTTP/1.1: +%d KB each) -> %d MB (%d h2: +%d KB each); %d MB (+%d KB each) after a collection that returns freed memory; %d descriptors",
 		n, opened.Round(time.Millisecond), base>>20, h1RSS>>20, n/2, perH1>>10, all>>20, n/2, perH2>>10, kept>>20, (kept-base)/n>>10, srv.fds(t))
 	if all > 512<<20 {
-		t.Fatalf("server RSS %d MB with %d idle TLS connections, want < 512 MB (the aim: 300 MB)", all>>20, n)
+		t.Fatalf("server RSS %d MB with %d idle TLS connections, want < 512 MB", all>>20, n)
 	}
 }
 
@@ -420,6 +425,9 @@ func TestTLSIdleMemory(t *testing.T) {
 // it, not the whole answer at once. The server keeps serving. (Before h2's
 // per-callback DATA bound, the h2 client grew the server by some 350 MB.)
 func TestTLSDownloadClientNeverReads(t *testing.T) {
+	if raceEnabled {
+		t.Skip("RSS bounds mean nothing under the race detector")
+	}
 	for _, proto := range []string{"http/1.1", "h2"} {
 		t.Run(proto, func(t *testing.T) {
 			srv := startChild(t, envServeTLS+"=1")

@@ -131,6 +131,9 @@ func wsFrame(op ws.Opcode, p []byte) []byte {
 // message, then silent) cost the server less than 150 MB of RSS in all: an idle
 // connection holds its buffers, no goroutine.
 func TestWebSocketIdleMemory(t *testing.T) {
+	if raceEnabled {
+		t.Skip("RSS bounds mean nothing under the race detector")
+	}
 	if testing.Short() {
 		t.Skip("10k connections")
 	}
@@ -172,6 +175,9 @@ func TestWebSocketIdleMemory(t *testing.T) {
 // (and pings) without reading a byte does not grow the server's memory: the server
 // stops reading it once 4 MiB of answers wait (TCP pushes back).
 func TestWebSocketClientNeverReads(t *testing.T) {
+	if raceEnabled {
+		t.Skip("RSS bounds mean nothing under the race detector")
+	}
 	srv := startChild(t)
 	nc, _ := wsDial(t, srv.addr)
 	defer nc.Close()
@@ -214,6 +220,9 @@ func TestWebSocketClientNeverReads(t *testing.T) {
 // went on reading the requests into its buffer, without bound, while output was
 // pending).
 func TestPipelinedClientNeverReads(t *testing.T) {
+	if raceEnabled {
+		t.Skip("RSS bounds mean nothing under the race detector")
+	}
 	srv := startChild(t)
 	nc, err := net.Dial("tcp", srv.addr)
 	if err != nil {

@@ -24,8 +24,9 @@ import (
 // The poller and the connection's poll attachment (and, for detach.go, its output
 // buffer) are unexported fields of gnet's connection. They are located once, by
 // name and type, from gnet's types (layout.go), before the engine runs: with
-// another layout the engine does not run. This file, with internal/bytesconv, is
-// where the module uses unsafe.
+// another layout the engine does not run. The module's other uses of unsafe are
+// internal/bytesconv's conversions, internal/bufpool's pooled pointers and
+// rawwrite_linux.go's write(2).
 var (
 	pauseOK        bool    // the fields were found (CheckLayout)
 	loopOffset     uintptr // conn.loop (*eventloop)

@@ -148,13 +148,6 @@ func (p *bodyPipe) sent100() {
 	p.mu.Unlock()
 }
 
-// completeOK reports whether the whole body arrived without error.
-func (p *bodyPipe) completeOK() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.done && p.err == nil
-}
-
 // maxDiscard bounds the rest of a request body that is read and dropped after its
 // handler left it unread, so that the connection can serve the next request (as
 // net/http's maxPostHandlerReadBytes). A longer rest closes the connection.

@@ -9,10 +9,7 @@ import (
 // Status lines "HTTP/1.1 <code> <reason>\r\n" for codes 100-599 are encoded once, at
 // init, into one array; statusLine[code] views it. Reasons are net/http's (the IANA
 // registry, with RFC 9110's name for 413); a code without one gets "Unknown".
-var (
-	statusLine   [600][]byte
-	statusReason [600]string
-)
+var statusLine [600][]byte
 
 func init() {
 	buf := make([]byte, 0, 500*32)
@@ -25,7 +22,6 @@ func init() {
 		if text == "" {
 			text = "Unknown"
 		}
-		statusReason[code] = text
 		start[code] = len(buf)
 		buf = append(buf, "HTTP/1.1 "...)
 		buf = bytesconv.AppendUint(buf, uint64(code))
@@ -40,14 +36,6 @@ func init() {
 		}
 		statusLine[code] = buf[start[code]:end:end]
 	}
-}
-
-// StatusText returns the reason phrase of code, "Unknown" when it has none.
-func StatusText(code int) string {
-	if code >= 100 && code < 600 {
-		return statusReason[code]
-	}
-	return "Unknown"
 }
 
 // AppendStatusLine appends "HTTP/1.1 <code> <reason>\r\n" (RFC 9112 §4). Codes

@@ -307,10 +307,9 @@ func TestClientSlowHandlerDoesNotBlock(t *testing.T) {
 		mustGet(t, cl, "http://"+srv.addr()+"/fast")
 	}
 	fastDone := time.Now()
-	if fastDone.Sub(start) > 300*time.Millisecond {
-		t.Fatalf("fast requests took %v behind a slow one", fastDone.Sub(start))
-	}
+	// /slow sleeps 500 ms: fast requests queued behind it on the shared
+	// connection would end after it.
 	if slow := <-slowDone; !slow.After(fastDone) {
-		t.Fatal("slow request finished first")
+		t.Fatalf("slow request finished first; fast requests took %v", fastDone.Sub(start))
 	}
 }

@@ -13,10 +13,10 @@ import (
 // recycled: user code may keep it, and contexts derived from it, after Serve
 // returns (context.WithTimeout(ctx, d) keeps its parent for life), so it must not
 // be reset for the stream's next request. The stream only holds a pointer to it
-// (guarded by Conn.mu), cancels it, and drops it when the stream is recycled.
-// (A context inside the recycled stream would be read by the goroutine that
-// context.WithTimeout starts for a foreign parent while the loop reset it for
-// the next request: a data race and a wrong Err.)
+// (guarded by Conn.mu), cancels it, and drops it when the stream is recycled: a
+// context kept inside the recycled stream would be reset for the next request
+// while a goroutine started for it by context.WithTimeout (a foreign parent
+// without AfterFunc) could still read it, a data race and a wrong Err.
 //
 // It is cancelled when the stream closes (reset by either side, or completed),
 // when the connection ends, and when Serve returns, whichever comes first (as

@@ -224,7 +224,8 @@ func TestBodyLimits(t *testing.T) {
 
 	// Streamed (worker) body growing too large: the reader fails, the handler
 	// answers 413, then the stream is reset with NO_ERROR (RFC 9113 §8.1), not
-	// CANCEL: the answer is the handler's (issue #17).
+	// CANCEL: the 413 is the handler's complete answer, which a client would
+	// discard on CANCEL.
 	readErr := make(chan error, 1)
 	h := handlerFunc{serve: func(r *httpmsg.Request, w httpmsg.ResponseWriter) {
 		_, err := io.ReadAll(r.BodyReader)

@@ -113,7 +113,7 @@ func refLookup(routes [][2]string, method, path string) (handler string, params 
 // refValid reports whether pattern is well formed (package doc, Patterns).
 func refValid(pattern string) bool {
 	if !strings.HasPrefix(pattern, "/") || strings.ContainsAny(pattern, "{}") {
-		return false // braces are net/http's and chi's syntax, refused (issue #17)
+		return false // braces are net/http's and chi's syntax: refused, not taken literally
 	}
 	segs := strings.Split(pattern[1:], "/")
 	names := map[string]bool{}
@@ -126,7 +126,7 @@ func refValid(pattern string) bool {
 			if name == "" || strings.ContainsAny(name, ":*") || names[name] {
 				return false
 			}
-			for _, c := range name { // letters, digits and '_' (issue #17: ":b?" is refused)
+			for _, c := range name { // letters, digits and '_' (":b?" is refused)
 				if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
 					return false
 				}

@@ -265,7 +265,8 @@ func TestAddPanics(t *testing.T) {
 			contains: `:name conflicts with :id of "/users/:id"`},
 		{name: "wildcard names conflict", before: [][2]string{{"GET", "/s/*a"}}, method: "GET", pattern: "/s/*b",
 			contains: `*b conflicts with *a of "/s/*a"`},
-		// Other routers' syntax must not register a literal path (issue #17).
+		// Other routers' syntax must not register a literal path: a route that
+		// could never match would fail silently.
 		{name: "brace param", method: "GET", pattern: "/users/{id}", contains: "use :name for a parameter"},
 		{name: "brace wildcard", method: "GET", pattern: "/files/{path...}", contains: "use :name for a parameter"},
 		{name: "optional param", method: "GET", pattern: "/a/:b?", contains: "invalid parameter name b? "},

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"runtime"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -66,20 +67,7 @@ type CloseError struct {
 }
 
 func (e *CloseError) Error() string {
-	return "websocket: closed by the peer with code " + itoa(e.Code) + " " + e.Reason
-}
-
-func itoa(n int) string {
-	var b [20]byte
-	i := len(b)
-	for n >= 10 {
-		i--
-		b[i] = byte('0' + n%10)
-		n /= 10
-	}
-	i--
-	b[i] = byte('0' + n)
-	return string(b[i:])
+	return "websocket: closed by the peer with code " + strconv.Itoa(e.Code) + " " + e.Reason
 }
 
 // App is what runs on top of a Conn. Exactly one of Handler and the callbacks is

@@ -115,8 +115,8 @@ func TestLogger(t *testing.T) {
 }
 
 // TestLoggerRecordsErrorHandlerStatus: the record holds the status the client got,
-// whatever the configured error handler chose (issue #17: it said 500 when a
-// custom handler answered 422), over HTTP/1.1 and h2c.
+// whatever the configured error handler chose (a custom handler's 422, not the
+// 500 the error alone would give), over HTTP/1.1 and h2c.
 func TestLoggerRecordsErrorHandlerStatus(t *testing.T) {
 	errInvalid := errors.New("invalid input")
 	rec := &recorder{}

@@ -21,9 +21,9 @@
 // 503 on time. A handler that ignores the context delays the 503 until it finishes.
 //
 // Answering at the deadline would mean running the handler on another goroutine and
-// returning while it still runs. The Context is pooled: the server reuses it for
-// another request as soon as the chain returns, so a handler still holding it would
-// read and write someone else's request. Copying the request first would cost
+// returning while it still runs. The *celeris.Context is pooled: the server reuses
+// it for another request as soon as the chain returns, so a handler still holding it
+// would read and write someone else's request. Copying the request first would cost
 // allocations on every request and still leave the handler's writes nowhere to go.
 // This middleware therefore runs the handler on the request's own goroutine and
 // never returns while it runs; make handlers context-aware to get timely answers.
@@ -31,9 +31,12 @@
 // Streamed responses (c.Stream) are not captured: once streaming started, the
 // response stands even when the deadline passes.
 //
-// Cost: the context and its timer (context.WithTimeout), and a goroutine that
-// forwards the request context's cancellation: a handful of allocations per
-// request.
+// Cost: the context and its timer (context.WithTimeout): a few allocations per
+// request, and no goroutine. The deadline context derives from the request's own
+// context, so a client that leaves (or a shutdown) cancels it too; the request
+// contexts of HTTP/1.1 (context.WithCancel) and HTTP/2 (with an AfterFunc method)
+// are of the kinds that context.WithTimeout links to without a goroutine of its
+// own, and they stay valid after the request, so nothing needs joining.
 package timeout
 
 import (
@@ -71,11 +74,8 @@ func New(cfg Config) celeris.MiddlewareFunc {
 	return func(next celeris.HandlerFunc) celeris.HandlerFunc {
 		return func(c *celeris.Context) error {
 			parent := c.Context()
-			ctx, cancel := context.WithTimeout(context.WithoutCancel(parent), cfg.Timeout)
+			ctx, cancel := context.WithTimeout(parent, cfg.Timeout)
 			defer cancel()
-			if pdone := parent.Done(); pdone != nil {
-				defer follow(pdone, cancel)()
-			}
 			kept := headerCount(c)
 			c.SetContext(ctx)
 			status, body, ok, err := c.CaptureResponse(next)
@@ -95,33 +95,6 @@ func New(cfg Config) celeris.MiddlewareFunc {
 			}
 			return err
 		}
-	}
-}
-
-// follow cancels the deadline context when the request's own context ends (client
-// gone, server shutting down) and returns the function that stops following and
-// waits until the watcher has exited.
-//
-// Why not context.WithTimeout(parent, ...) alone: for a parent that is not one of
-// the standard library's contexts (the server's request contexts are pooled types
-// of their own), the standard library starts a goroutine that calls parent.Done()
-// whenever the scheduler runs it, possibly after the handler returned and the
-// server recycled the request, and so its context. Here the parent's Done channel
-// is taken while the request is live, and the watcher is joined before the
-// middleware returns, so nothing touches the request context afterwards.
-func follow(pdone <-chan struct{}, cancel context.CancelFunc) (stop func()) {
-	quit, exited := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(exited)
-		select {
-		case <-pdone:
-			cancel()
-		case <-quit:
-		}
-	}()
-	return func() {
-		close(quit)
-		<-exited
 	}
 }
 

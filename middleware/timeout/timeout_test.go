@@ -135,7 +135,7 @@ func TestClientGone(t *testing.T) {
 
 // TestTimeoutReachesErrorHandler: the 503 of a timed-out request is a
 // *celeris.HTTPError handed to the configured error handler, so an API answers
-// it in its own format (issue #17).
+// it in its own format like any other error.
 func TestTimeoutReachesErrorHandler(t *testing.T) {
 	_, addr := mwtest.StartConfig(t, celeris.Config{
 		ErrorHandler: func(c *celeris.Context, err error) {
