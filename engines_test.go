@@ -61,6 +61,7 @@ var engineTests = []struct {
 	{"AdaptLargeResponse", TestAdaptLargeResponse},
 	{"UploadStreamsWithBoundedMemory", TestUploadStreamsWithBoundedMemory},
 	{"AdaptHijack", TestAdaptHijack},
+	{"BlobLargeBodyBackPressure", TestBlobLargeBodyBackPressure},
 }
 
 // TestStdEngine runs engineTests on the std engine (the gnet engine runs them as

@@ -315,7 +315,11 @@ func (ex *exchange) WriteHeader(status int, header []httpmsg.Field) error {
 	return nil
 }
 
-// Write appends a chunk of a streamed response.
+// Write appends a chunk of a streamed response. On a worker it hands the output to
+// the loop every handOffEarly bytes and waits there while the connection's unsent
+// output is above outboundHigh, so that a large p (a Blob's body, a file's buffer)
+// is held at most once, by the caller, and never copied whole; inline, the loop
+// writes it when the callback returns.
 func (ex *exchange) Write(p []byte) (int, error) {
 	if !ex.streaming || ex.ended {
 		return 0, ErrNotStarted
@@ -323,21 +327,41 @@ func (ex *exchange) Write(p []byte) (int, error) {
 	if ex.discard {
 		return len(p), nil
 	}
-	if ex.sized {
-		n, err := ex.writeSized(p)
-		if err != nil {
-			return n, err
-		}
-	} else if ex.raw10 {
-		*ex.out = append(*ex.out, p...)
-	} else {
-		*ex.out = AppendChunk(*ex.out, p)
+	if ex.out == &ex.conn.inline {
+		return ex.appendBody(p)
 	}
-	if len(*ex.out) > handOffEarly && ex.out != &ex.conn.inline {
-		// A handler writing a lot without Flush: pass it on (with back-pressure).
-		if err := ex.conn.handOff(ex.out, false); err != nil {
-			return 0, err
+	written := 0
+	for {
+		piece := p[written:]
+		if len(piece) > handOffEarly {
+			piece = piece[:handOffEarly]
 		}
+		n, err := ex.appendBody(piece)
+		written += n
+		if err != nil {
+			return written, err
+		}
+		if len(*ex.out) > handOffEarly {
+			// Pass it on (with back-pressure) rather than hold more.
+			if err := ex.conn.handOff(ex.out, false); err != nil {
+				return written - n, err
+			}
+		}
+		if written == len(p) {
+			return written, nil
+		}
+	}
+}
+
+// appendBody frames p into the exchange's output (Write's part).
+func (ex *exchange) appendBody(p []byte) (int, error) {
+	switch {
+	case ex.sized:
+		return ex.writeSized(p)
+	case ex.raw10:
+		*ex.out = append(*ex.out, p...)
+	default:
+		*ex.out = AppendChunk(*ex.out, p)
 	}
 	return len(p), nil
 }
