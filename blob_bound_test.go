@@ -3,10 +3,14 @@ package celeris
 import (
 	"bytes"
 	"io"
+	"net"
 	"net/http"
 	"strconv"
 	"testing"
 	"time"
+
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
 )
 
 // TestBlobLargeBodyBackPressure: Blob with a body far larger than the output
@@ -63,4 +67,88 @@ func TestBlobLargeBodyBackPressure(t *testing.T) {
 			t.Fatal("Blob did not return after the client read the body")
 		}
 	})
+}
+
+// TestH2InlineRouteWhileOutputWaits: an inline route's response is queued whole,
+// so on an HTTP/2 connection whose output waits (here for flow-control window:
+// the client grants none) the next request of an inline route runs on a worker,
+// where its Blob waits within the output bound instead of queueing 1 MiB more
+// per request. The first request, on a connection where nothing waits, runs
+// inline (its Blob returns at once); both complete once the client grants window.
+func TestH2InlineRouteWhileOutputWaits(t *testing.T) {
+	const size = 1 << 20
+	body := bytes.Repeat([]byte("i"), size)
+	returned := make(chan struct{}, 4)
+	_, addr := startServer(t, Config{}, func(s *Server) {
+		s.GET("/inlinebig", func(c *Context) error {
+			err := c.Blob(http.StatusOK, "application/octet-stream", body)
+			returned <- struct{}{}
+			return err
+		}).Inline()
+	})
+	nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	_ = nc.SetDeadline(time.Now().Add(20 * time.Second))
+	if _, err := io.WriteString(nc, http2.ClientPreface); err != nil {
+		t.Fatal(err)
+	}
+	fr := http2.NewFramer(nc, nc)
+	_ = fr.WriteSettings(http2.Setting{ID: http2.SettingInitialWindowSize, Val: 0})
+	get := func(id uint32) {
+		var hb bytes.Buffer
+		enc := hpack.NewEncoder(&hb)
+		for _, f := range [][2]string{{":method", "GET"}, {":scheme", "http"}, {":authority", "x"}, {":path", "/inlinebig"}} {
+			_ = enc.WriteField(hpack.HeaderField{Name: f[0], Value: f[1]})
+		}
+		if err := fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: hb.Bytes(), EndStream: true, EndHeaders: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	get(1)
+	select {
+	case <-returned:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the first inline request did not run")
+	}
+	get(3)
+	select {
+	case <-returned:
+		t.Fatal("the second Blob returned while its stream has no window: it ran inline and queued its body whole")
+	case <-time.After(300 * time.Millisecond):
+	}
+	// Grant everything and read both answers to their ends.
+	_ = fr.WriteWindowUpdate(0, 2*size)
+	_ = fr.WriteWindowUpdate(1, size)
+	_ = fr.WriteWindowUpdate(3, size)
+	got := map[uint32]int{}
+	for ended := 0; ended < 2; {
+		f, err := fr.ReadFrame()
+		if err != nil {
+			t.Fatalf("after %v: %v", got, err)
+		}
+		switch f := f.(type) {
+		case *http2.SettingsFrame:
+			if !f.IsAck() {
+				_ = fr.WriteSettingsAck()
+			}
+		case *http2.DataFrame:
+			got[f.StreamID] += len(f.Data())
+			if f.StreamEnded() {
+				ended++
+			}
+		case *http2.RSTStreamFrame, *http2.GoAwayFrame:
+			t.Fatalf("%v", f)
+		}
+	}
+	if got[1] != size || got[3] != size {
+		t.Fatalf("got %v bytes per stream, want %d each", got, size)
+	}
+	select {
+	case <-returned:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the second Blob did not return")
+	}
 }

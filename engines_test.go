@@ -62,6 +62,7 @@ var engineTests = []struct {
 	{"UploadStreamsWithBoundedMemory", TestUploadStreamsWithBoundedMemory},
 	{"AdaptHijack", TestAdaptHijack},
 	{"BlobLargeBodyBackPressure", TestBlobLargeBodyBackPressure},
+	{"H2InlineRouteWhileOutputWaits", TestH2InlineRouteWhileOutputWaits},
 }
 
 // TestStdEngine runs engineTests on the std engine (the gnet engine runs them as
