@@ -307,8 +307,9 @@ func TestH1HalfCloseShutdownWaitsForWriter(t *testing.T) {
 	s, c := halfClosedBigAnswer(t)
 	done := make(chan error, 1)
 	go func() { done <- s.Shutdown(t.Context()) }()
-	// The answer is handed over whole and the client does not read yet: the engine
-	// must still count the connection (gnet alone takes up to 500 ms to stop).
+	// The answer is handed over as the client reads, and it does not read yet: the
+	// engine must still count the connection (gnet alone takes up to 500 ms to
+	// stop).
 	time.Sleep(1500 * time.Millisecond)
 	select {
 	case err := <-done:
@@ -377,10 +378,12 @@ func TestH1HalfCloseNoUpgrade(t *testing.T) {
 }
 
 // A shutdown whose context ends while a half-closed client does not read closes
-// that connection too: its writer does not outlive the server.
+// that connection too: its writer does not outlive the server, and the handler,
+// waiting to hand over the rest of its answer (the output bound), gets an error
+// and returns.
 func TestH1HalfCloseShutdownTimeout(t *testing.T) {
 	s, c := halfClosedBigAnswer(t)
-	waitFor(t, "the request to finish", func() bool { return s.Stats().ActiveRequests == 0 })
+	time.Sleep(100 * time.Millisecond) // the answer's first 512 KiB queue up
 	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
 	defer cancel()
 	if err := s.Shutdown(ctx); err == nil {
@@ -389,6 +392,7 @@ func TestH1HalfCloseShutdownTimeout(t *testing.T) {
 	if n := s.Stats().OpenConnections; n != 0 {
 		t.Fatalf("%d connections open after shutdown", n)
 	}
+	waitFor(t, "the handler to return", func() bool { return s.Stats().ActiveRequests == 0 })
 	_, err := io.Copy(io.Discard, c) // ends: the server closed the socket
 	if err != nil && !errors.Is(err, syscall.ECONNRESET) {
 		t.Fatalf("read: %v", err)
