@@ -152,3 +152,35 @@ func TestH2InlineRouteWhileOutputWaits(t *testing.T) {
 		t.Fatal("the second Blob did not return")
 	}
 }
+
+// TestBlobLargeBodyHead: HEAD for a route answering with a large Blob gets the
+// GET's Content-Length and no body, on both protocols.
+func TestBlobLargeBodyHead(t *testing.T) {
+	const size = 1 << 20
+	body := bytes.Repeat([]byte("h"), size)
+	_, addr := startServer(t, Config{}, func(s *Server) {
+		s.GET("/big", func(c *Context) error {
+			return c.Blob(http.StatusOK, "application/octet-stream", body)
+		})
+	})
+	forEachProto(t, func(t *testing.T, c *http.Client, proto string) {
+		resp, err := c.Head("http://" + addr + "/big")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || resp.ContentLength != size || len(got) != 0 {
+			t.Fatalf("HEAD: %d, Content-Length %d, %d body bytes", resp.StatusCode, resp.ContentLength, len(got))
+		}
+		resp, err = c.Get("http://" + addr + "/big") // the connection is still in step
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ = io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !bytes.Equal(got, body) {
+			t.Fatalf("GET after HEAD: %d bytes", len(got))
+		}
+	})
+}

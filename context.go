@@ -591,6 +591,9 @@ func (c *Context) blobSized(sw httpmsg.SizedWriter, code int, b []byte) error {
 		return err
 	}
 	c.streaming = true
+	if c.Method() == http.MethodHead {
+		return nil // the length is announced; there is no body (RFC 9110 §9.3.2)
+	}
 	_, err := c.w.Write(b)
 	return err
 }
