@@ -63,7 +63,7 @@ type outClient struct {
 }
 
 // h1Client asks for path over HTTP/1.1; with rate > 0 it reads the answer at about
-// rate bytes per second, otherwise never.
+// rate bytes per second (1<<40: as fast as it can), otherwise never.
 func h1Client(t *testing.T, nc net.Conn, path string, rate int) outClient {
 	t.Helper()
 	if _, err := io.WriteString(nc, "GET "+path+" HTTP/1.1\r\nHost: localhost\r\n\r\n"); err != nil {
@@ -84,6 +84,16 @@ func h1Client(t *testing.T, nc net.Conn, path string, rate int) outClient {
 
 // paceRead reads from nc at about rate bytes per second until done or an error.
 func paceRead(nc net.Conn, rate int, done chan struct{}, read func(int)) {
+	if rate >= 1<<40 {
+		buf := make([]byte, 64<<10)
+		for {
+			n, err := nc.Read(buf)
+			read(n)
+			if err != nil {
+				return
+			}
+		}
+	}
 	const step = 10 * time.Millisecond
 	buf := make([]byte, max(rate/100, 1))
 	for {
@@ -107,8 +117,10 @@ func paceRead(nc net.Conn, rate int, done chan struct{}, read func(int)) {
 // h2Client opens streams GETs for path on one HTTP/2 connection. window is the
 // initial stream window (SETTINGS_INITIAL_WINDOW_SIZE) and the connection's; with
 // grant > 0 a reader reads every frame and gives each stream, and the connection,
-// grant bytes of window every 10 ms; otherwise nothing is ever read.
-func h2Client(t *testing.T, nc net.Conn, scheme, path string, streams int, window, grant uint32) outClient {
+// grant bytes of window every 10 ms; with replenish, it reads every frame and
+// gives back at once the window each DATA frame used; otherwise nothing is ever
+// read.
+func h2Client(t *testing.T, nc net.Conn, scheme, path string, streams int, window, grant uint32, replenish bool) outClient {
 	t.Helper()
 	fr := http2.NewFramer(nc, bufio.NewReaderSize(nc, 16<<10))
 	fr.SetMaxReadFrameSize(1 << 24)
@@ -144,7 +156,7 @@ func h2Client(t *testing.T, nc net.Conn, scheme, path string, streams int, windo
 	var got int64
 	done := make(chan struct{})
 	var wg sync.WaitGroup
-	if grant > 0 {
+	if grant > 0 || replenish {
 		wg.Go(func() {
 			for {
 				f, err := fr.ReadFrame()
@@ -154,7 +166,12 @@ func h2Client(t *testing.T, nc net.Conn, scheme, path string, streams int, windo
 				switch f := f.(type) {
 				case *http2.DataFrame:
 					mu.Lock()
-					got += int64(len(f.Data()))
+					n := uint32(len(f.Data()))
+					got += int64(n)
+					if replenish && n > 0 {
+						_ = fr.WriteWindowUpdate(0, n)
+						_ = fr.WriteWindowUpdate(f.StreamID, n)
+					}
 					mu.Unlock()
 				case *http2.SettingsFrame:
 					if !f.IsAck() {
@@ -165,6 +182,8 @@ func h2Client(t *testing.T, nc net.Conn, scheme, path string, streams int, windo
 				}
 			}
 		})
+	}
+	if grant > 0 {
 		wg.Go(func() {
 			tick := time.NewTicker(10 * time.Millisecond)
 			defer tick.Stop()
@@ -208,13 +227,17 @@ func (c *child) freeOS(t *testing.T) {
 type outCase struct {
 	proto string // "h1" or "h2"
 	path  string
-	slow  bool // reads slowly; otherwise never reads
+	slow  bool // reads slowly
+	all   bool // reads everything at once (the control); neither: never reads
 }
 
 func (oc outCase) String() string {
 	how := "never-reads"
-	if oc.slow {
+	switch {
+	case oc.slow:
 		how = "reads-slowly"
+	case oc.all:
+		how = "reads-all"
 	}
 	return oc.proto + "/" + how + oc.path
 }
@@ -224,8 +247,11 @@ func (oc outCase) open(t *testing.T, tr outTransport) outClient {
 	nc := tr.dial(t, oc.proto)
 	if oc.proto == "h1" {
 		rate := 0
-		if oc.slow {
+		switch {
+		case oc.slow:
 			rate = 1 << 20
+		case oc.all:
+			rate = 1 << 40
 		}
 		return h1Client(t, nc, oc.path, rate)
 	}
@@ -233,11 +259,14 @@ func (oc outCase) open(t *testing.T, tr outTransport) outClient {
 	if tr.tls {
 		scheme = "https"
 	}
-	if oc.slow {
-		return h2Client(t, nc, scheme, oc.path, 1, 16<<10, 10<<10) // about 1 MB/s
+	switch {
+	case oc.slow:
+		return h2Client(t, nc, scheme, oc.path, 1, 16<<10, 10<<10, false) // about 1 MB/s
+	case oc.all:
+		return h2Client(t, nc, scheme, oc.path, 1, 1<<20, 0, true)
 	}
 	// Windows of 2 GiB: only TCP holds the server back.
-	return h2Client(t, nc, scheme, oc.path, 1, 1<<31-1, 0)
+	return h2Client(t, nc, scheme, oc.path, 1, 1<<31-1, 0, false)
 }
 
 var outCases = []outCase{
@@ -249,6 +278,8 @@ var outCases = []outCase{
 	{proto: "h2", path: "/download?size=67108864", slow: true},
 	{proto: "h2", path: "/stream?n=65536"},
 	{proto: "h2", path: "/stream?n=65536", slow: true},
+	{proto: "h1", path: "/download?size=67108864", all: true},
+	{proto: "h2", path: "/download?size=67108864", all: true},
 }
 
 // outChild starts a child whose plaintext engine is engine, with TLS beside it,
@@ -277,8 +308,9 @@ func outChild(t *testing.T, engine string) (*child, []outTransport) {
 // TestOutputBoundedPerConnection: for each listener of both engines (gnet and std
 // plaintext, TLS), each protocol (HTTP/1.1, h2) and each route (/download of
 // 64 MiB, /stream of 64 MiB in flushed 1 KiB chunks), 4 clients that never read,
-// then 4 that read slowly (about 1 MB/s), grow the server's RSS by less than
-// perConnBound per connection, and the server keeps answering others meanwhile.
+// then 4 that read slowly (about 1 MB/s), and for /download 4 that read as fast as
+// they can, grow the server's RSS by less than perConnBound per connection, and the
+// server keeps answering others meanwhile.
 func TestOutputBoundedPerConnection(t *testing.T) {
 	for _, engine := range []string{"gnet", "std"} {
 		t.Run(engine, func(t *testing.T) {
@@ -310,8 +342,8 @@ func TestOutputBoundedPerConnection(t *testing.T) {
 						grown := (peak - base) / n
 						t.Logf("%s %v: server RSS %d MB, +%d KB per connection (peak); %d KB read by the clients in all",
 							tr.name, oc, base>>20, grown>>10, got>>10)
-						if oc.slow && got == 0 {
-							t.Errorf("the slow clients read nothing")
+						if (oc.slow || oc.all) && got == 0 {
+							t.Errorf("the clients read nothing")
 						}
 						if grown > perConnBound {
 							t.Errorf("server RSS grew by %d KB per connection, want < %d KB", grown>>10, perConnBound>>10)
@@ -354,7 +386,7 @@ func TestOutputSlowH2Streams(t *testing.T) {
 			scheme := map[bool]string{false: "http", true: "https"}[tr.tls]
 			var clients []outClient
 			for range conns {
-				clients = append(clients, h2Client(t, tr.dial(t, "h2"), scheme, "/download?size=67108864", streams, 1, 1<<10))
+				clients = append(clients, h2Client(t, tr.dial(t, "h2"), scheme, "/download?size=67108864", streams, 1, 1<<10, false))
 			}
 			defer func() {
 				for _, cl := range clients {
