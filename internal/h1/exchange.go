@@ -3,6 +3,7 @@ package h1
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"github.com/celeris-dev/celeris/internal/bytesconv"
 	"github.com/celeris-dev/celeris/internal/httpmsg"
@@ -336,6 +337,12 @@ func (ex *exchange) Write(p []byte) (int, error) {
 		if len(piece) > handOffEarly {
 			piece = piece[:handOffEarly]
 		}
+		if len(piece) > 4<<10 && cap(*ex.out)-len(*ex.out) < len(piece)+chunkOverhead {
+			// One allocation for what the buffer holds until its hand-off,
+			// rather than a chain of doublings (the engine may have kept the
+			// last one).
+			*ex.out = slices.Grow(*ex.out, handOffEarly+len(piece)+chunkOverhead)
+		}
 		n, err := ex.appendBody(piece)
 		written += n
 		if err != nil {
@@ -352,6 +359,9 @@ func (ex *exchange) Write(p []byte) (int, error) {
 		}
 	}
 }
+
+// chunkOverhead bounds what chunked framing adds to a piece (size line, CRLFs).
+const chunkOverhead = 32
 
 // appendBody frames p into the exchange's output (Write's part).
 func (ex *exchange) appendBody(p []byte) (int, error) {
