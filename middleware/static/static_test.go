@@ -43,7 +43,7 @@ func startStatic(t *testing.T) string {
 		s.POST("/static/*filepath", h)
 		s.GET("/dot/*filepath", static.New(static.Config{FS: files, Root: "public", Dotfiles: true}))
 		s.GET("/noindex/*path", static.New(static.Config{FS: files, Root: "public", Param: "path", Index: "-"}))
-		s.GET("/small/*filepath", static.New(static.Config{FS: files, Root: "public", MaxInMemory: 1024}))
+		s.GET("/small/*filepath", static.New(static.Config{FS: files, Root: "public"}))
 	})
 	return addr
 }
@@ -267,7 +267,7 @@ func TestNew(t *testing.T) {
 	}
 }
 
-// TestHeadOfStreamedFile: a file above MaxInMemory is streamed with its exact
+// TestHeadOfStreamedFile: a file above 64 KiB is streamed with its exact
 // Content-Length (never chunked), and a HEAD for it gets that length without a
 // body, on HTTP/1.1 and HTTP/2; a streamed range gets the range's length.
 func TestHeadOfStreamedFile(t *testing.T) {
