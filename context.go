@@ -523,8 +523,10 @@ func (c *Context) StatusCode() int { return c.status }
 // larger one is not copied whole but sent from b with its Content-Length, a piece
 // at a time as the client takes it, so that a connection holds no more than its
 // output bound (Config) whatever the body's size; Blob then blocks while the
-// client reads slowly, and returns an error if it leaves. (On an inline route,
-// which must not block its event loop, the body is queued whole.)
+// client reads slowly, and returns an error if it leaves. On an inline route,
+// which must not block its event loop, the body is queued whole; under a
+// middleware that captures the response (compress, etag: BeginCapture) it is
+// captured whole, as that middleware needs it.
 func (c *Context) Blob(code int, contentType string, b []byte) error {
 	if c.written {
 		return ErrResponseWritten
@@ -608,8 +610,8 @@ func (c *Context) blobSized(sw httpmsg.SizedWriter, code int, b []byte) error {
 //	return c.Blob(http.StatusOK, "text/plain; charset=utf-8", b.Bytes())
 //
 // Blob and String keep no reference to the body once they return, so the buffer
-// may be reused at once. Each call
-// empties the buffer. Like the Context, it is valid until the handler returns.
+// may be reused at once. Each call empties the buffer. Like the Context, it is
+// valid until the handler returns.
 func (c *Context) Buffer() *bytes.Buffer {
 	c.touched |= tBuffer
 	c.ubuf.Reset()
