@@ -77,3 +77,59 @@ func TestLargeMessageWaitsForTheClient(t *testing.T) {
 		t.Fatal("WriteMessage did not return after the client read the message")
 	}
 }
+
+// TestFragmentedMessagesDoNotInterleave: two goroutines writing large messages
+// (fragmented) on one connection at once: each message arrives whole, its
+// fragments never mixed with the other's (RFC 6455 §5.4).
+func TestFragmentedMessagesDoNotInterleave(t *testing.T) {
+	const size = 1 << 20
+	addr := startServer(t, func(s *celeris.Server) {
+		s.GET("/two", websocket.Handler(nil, func(c *websocket.Conn) {
+			if _, _, err := c.ReadMessage(); err != nil {
+				return
+			}
+			done := make(chan struct{})
+			for _, b := range []byte{'a', 'b'} {
+				go func() {
+					defer func() { done <- struct{}{} }()
+					for range 3 {
+						if c.WriteMessage(websocket.BinaryMessage, bytes.Repeat([]byte{b}, size)) != nil {
+							return
+						}
+					}
+				}()
+			}
+			<-done
+			<-done
+			_, _, _ = c.ReadMessage()
+		}))
+	})
+	c, resp := dial(t, addr, "/two")
+	if resp.StatusCode != 101 {
+		t.Fatalf("handshake: %d", resp.StatusCode)
+	}
+	c.send(true, ws.OpText, []byte("go"))
+	count := map[byte]int{}
+	for range 6 {
+		h, p := c.read()
+		if h.Op != ws.OpBinary {
+			t.Fatalf("a message starts with op %d", h.Op)
+		}
+		msg := bytes.Clone(p)
+		for !h.Fin {
+			var q []byte
+			h, q = c.read()
+			if h.Op != ws.OpContinuation {
+				t.Fatalf("op %d inside a fragmented message", h.Op)
+			}
+			msg = append(msg, q...)
+		}
+		if len(msg) != size || bytes.Count(msg, msg[:1]) != size {
+			t.Fatalf("a message of %d bytes mixes writers", len(msg))
+		}
+		count[msg[0]]++
+	}
+	if count['a'] != 3 || count['b'] != 3 {
+		t.Fatalf("messages per writer: %v", count)
+	}
+}

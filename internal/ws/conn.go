@@ -739,31 +739,25 @@ func (c *Conn) writeFrame(op Opcode, p []byte) error {
 		p, rsv1 = c.cfg.Deflate.Compress(make([]byte, 0, len(p)/2+16), p), true
 	}
 	if op.IsControl() || len(p) <= writePiece {
-		return c.putFrame(true, rsv1, op, p, false)
+		return c.putFrame(true, rsv1, op, p, frameWhole)
 	}
 	// RFC 6455 §5.4: a large message leaves as fragments of writePiece bytes, each
 	// queued once the client took the output before it, so that the connection
 	// holds no more than outHigh of it. The fragments of one message are not
 	// interleaved with another's (control frames may go between them).
-	c.mu.Lock()
-	for c.fragmenting && !c.gone {
-		c.cond.Wait()
-	}
-	c.fragmenting = true
-	c.mu.Unlock()
-	defer func() {
-		c.mu.Lock()
-		c.fragmenting = false
-		c.cond.Broadcast()
-		c.mu.Unlock()
-	}()
 	for first := true; ; first = false {
 		n := min(len(p), writePiece)
-		fop := op
+		fop, kind := op, frameFirst
 		if !first {
-			fop = OpContinuation
+			fop, kind = OpContinuation, frameNext
 		}
-		if err := c.putFrame(n == len(p), rsv1 && first, fop, p[:n], true); err != nil {
+		if err := c.putFrame(n == len(p), rsv1 && first, fop, p[:n], kind); err != nil {
+			if !first {
+				c.mu.Lock()
+				c.fragmenting = false // the message is cut short; the connection is failing
+				c.cond.Broadcast()
+				c.mu.Unlock()
+			}
 			return err
 		}
 		if p = p[n:]; len(p) == 0 {
@@ -776,10 +770,19 @@ func (c *Conn) writeFrame(op Opcode, p []byte) error {
 // fragmented.
 const writePiece = 256 << 10
 
+// What putFrame queues: a whole message (or a control frame), the first fragment
+// of a fragmented message, or one of its later fragments.
+const (
+	frameWhole = iota
+	frameFirst
+	frameNext
+)
+
 // putFrame queues one frame once the output queued before it is within outHigh.
-// A data frame waits while another writer's fragmented message is in progress,
-// unless it is part of it (fragment).
-func (c *Conn) putFrame(fin, rsv1 bool, op Opcode, p []byte, fragment bool) error {
+// A data frame that starts a message waits while another writer's fragmented
+// message is in progress; the first fragment of one marks it in progress and its
+// last fragment ends it.
+func (c *Conn) putFrame(fin, rsv1 bool, op Opcode, p []byte, kind int) error {
 	c.mu.Lock()
 	for {
 		switch {
@@ -790,10 +793,17 @@ func (c *Conn) putFrame(fin, rsv1 bool, op Opcode, p []byte, fragment bool) erro
 			c.mu.Unlock()
 			return ErrDeadline
 		}
-		if c.held+len(c.out) <= outHigh && (fragment || op.IsControl() || !c.fragmenting) {
+		if c.held+len(c.out) <= outHigh && (kind == frameNext || op.IsControl() || !c.fragmenting) {
 			break
 		}
 		c.cond.Wait()
+	}
+	switch {
+	case kind == frameFirst:
+		c.fragmenting = true
+	case kind == frameNext && fin:
+		c.fragmenting = false
+		c.cond.Broadcast()
 	}
 	wake := len(c.out) == 0 && !c.taking
 	c.grow(len(p))
