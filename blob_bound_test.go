@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"testing"
 	"time"
@@ -182,4 +183,44 @@ func TestBlobLargeBodyHead(t *testing.T) {
 			t.Fatalf("GET after HEAD: %d bytes", len(got))
 		}
 	})
+}
+
+// TestBlobLargeBodyUnderNetHTTP: a Server mounted under net/http (ServeHTTP)
+// sends a large Blob with its Content-Length, and a 204 with a large Blob as a
+// 204 without a body and without an error.
+func TestBlobLargeBodyUnderNetHTTP(t *testing.T) {
+	const size = 1 << 20
+	body := bytes.Repeat([]byte("n"), size)
+	errs := make(chan error, 2)
+	s := New(Config{})
+	s.GET("/big", func(c *Context) error {
+		err := c.Blob(http.StatusOK, "application/octet-stream", body)
+		errs <- err
+		return err
+	})
+	s.GET("/none", func(c *Context) error {
+		err := c.Blob(http.StatusNoContent, "", body)
+		errs <- err
+		return err
+	})
+	ts := httptest.NewServer(s)
+	defer ts.Close()
+	resp, err := ts.Client().Get(ts.URL + "/big")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.ContentLength != size || !bytes.Equal(got, body) || <-errs != nil {
+		t.Fatalf("GET /big: Content-Length %d, %d bytes", resp.ContentLength, len(got))
+	}
+	resp, err = ts.Client().Get(ts.URL + "/none")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err := <-errs; resp.StatusCode != http.StatusNoContent || len(got) != 0 || err != nil {
+		t.Fatalf("GET /none: %d, %d bytes, Blob: %v", resp.StatusCode, len(got), err)
+	}
 }

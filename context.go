@@ -593,8 +593,10 @@ func (c *Context) blobSized(sw httpmsg.SizedWriter, code int, b []byte) error {
 		return err
 	}
 	c.streaming = true
-	if c.Method() == http.MethodHead {
-		return nil // the length is announced; there is no body (RFC 9110 §9.3.2)
+	if c.Method() == http.MethodHead || !bodyAllowedForStatus(code) {
+		// The length is announced (RFC 9110 §9.3.2) or there is no content
+		// (§15.3.5, §15.4.5): no body to hand over.
+		return nil
 	}
 	_, err := c.w.Write(b)
 	return err
