@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -114,7 +115,8 @@ func paceRead(nc net.Conn, rate int, done chan struct{}, read func(int)) {
 	}
 }
 
-// h2Client opens streams GETs for path on one HTTP/2 connection. window is the
+// h2Client sends a GET for path on each of streams streams of one HTTP/2
+// connection. window is the
 // initial stream window (SETTINGS_INITIAL_WINDOW_SIZE) and the connection's; with
 // grant > 0 a reader reads every frame and gives each stream, and the connection,
 // grant bytes of window every 10 ms; with replenish, it reads every frame and
@@ -294,7 +296,7 @@ func outChild(t *testing.T, engine string) (*child, []outTransport) {
 	for _, tr := range trs {
 		for _, oc := range outCases {
 			c := outCase{proto: oc.proto, path: "/download?size=1000000", slow: true}
-			if oc.path[1] == 's' {
+			if strings.HasPrefix(oc.path, "/stream") {
 				c.path = "/stream?n=100"
 			}
 			cl := c.open(t, tr)
