@@ -116,12 +116,11 @@ func paceRead(nc net.Conn, rate int, done chan struct{}, read func(int)) {
 }
 
 // h2Client sends a GET for path on each of streams streams of one HTTP/2
-// connection. window is the
-// initial stream window (SETTINGS_INITIAL_WINDOW_SIZE) and the connection's; with
-// grant > 0 a reader reads every frame and gives each stream, and the connection,
-// grant bytes of window every 10 ms; with replenish, it reads every frame and
-// gives back at once the window each DATA frame used; otherwise nothing is ever
-// read.
+// connection. window is the initial stream window (SETTINGS_INITIAL_WINDOW_SIZE)
+// and the connection's; with grant > 0 a reader reads every frame and gives each
+// stream, and the connection, grant bytes of window every 10 ms; with replenish,
+// it reads every frame and gives back at once the window each DATA frame used;
+// otherwise nothing is ever read.
 func h2Client(t *testing.T, nc net.Conn, scheme, path string, streams int, window, grant uint32, replenish bool) outClient {
 	t.Helper()
 	fr := http2.NewFramer(nc, bufio.NewReaderSize(nc, 16<<10))
