@@ -523,6 +523,16 @@ func (c *Context) StatusCode() int { return c.status }
 // A status outside 200-999 (1xx included) is a programmer error and panics, as
 // net/http's WriteHeader does; the server answers 500 and logs it once. String,
 // HTML, JSON and NoContent do the same.
+//
+// b is borrowed until Blob returns, never kept after: the caller may change or
+// reuse it at once. A body of up to 64 KiB is copied whole to the connection; a
+// larger one is not copied whole but sent from b with its Content-Length, a piece
+// at a time as the client takes it, so that a connection holds no more than its
+// output bound (Config) whatever the body's size; Blob then blocks while the
+// client reads slowly, and returns an error if it leaves. On an inline route,
+// which must not block its event loop, the body is queued whole; under a
+// middleware that captures the response (compress, etag: BeginCapture) it is
+// captured whole, as that middleware needs it.
 func (c *Context) Blob(code int, contentType string, b []byte) error {
 	if c.written {
 		return ErrResponseWritten
@@ -569,7 +579,33 @@ func (c *Context) blob(code int, b []byte) error {
 	if c.touched&tTrailer != 0 {
 		return c.blobWithTrailers(code, b) // trailer.go
 	}
+	if len(b) > blobCopyMax {
+		if sw, ok := c.w.(httpmsg.SizedWriter); ok {
+			return c.blobSized(sw, code, b)
+		}
+	}
 	return c.w.WriteResponse(code, c.header, b)
+}
+
+// blobCopyMax is the largest body Blob hands to the protocol as one complete
+// response (copied whole); a larger one is streamed from the caller's slice.
+const blobCopyMax = 64 << 10
+
+// blobSized sends b as a streamed response of known length: the protocol's Write
+// takes it a piece at a time, waiting while the connection's output is above its
+// bound, and the server ends the response after the handler.
+func (c *Context) blobSized(sw httpmsg.SizedWriter, code int, b []byte) error {
+	if err := sw.WriteHeaderLength(code, c.header, int64(len(b))); err != nil {
+		return err
+	}
+	c.streaming = true
+	if c.Method() == http.MethodHead || !bodyAllowedForStatus(code) {
+		// The length is announced (RFC 9110 §9.3.2) or there is no content
+		// (§15.3.5, §15.4.5): no body to hand over.
+		return nil
+	}
+	_, err := c.w.Write(b)
+	return err
 }
 
 // Buffer returns an empty buffer that the Context owns, to build a response body
@@ -581,8 +617,9 @@ func (c *Context) blob(code int, b []byte) error {
 //	b.WriteString(c.Param("id"))
 //	return c.Blob(http.StatusOK, "text/plain; charset=utf-8", b.Bytes())
 //
-// Blob and String copy the body, so the buffer may be reused at once. Each call
-// empties the buffer. Like the Context, it is valid until the handler returns.
+// Blob and String keep no reference to the body once they return, so the buffer
+// may be reused at once. Each call empties the buffer. Like the Context, it is
+// valid until the handler returns.
 func (c *Context) Buffer() *bytes.Buffer {
 	c.touched |= tBuffer
 	c.ubuf.Reset()

@@ -85,6 +85,8 @@ var engineTests = []struct {
 	{name: "AdaptLargeResponse", f: TestAdaptLargeResponse},
 	{name: "UploadStreamsWithBoundedMemory", f: TestUploadStreamsWithBoundedMemory, serial: true},
 	{name: "AdaptHijack", f: TestAdaptHijack},
+	{name: "BlobLargeBodyBackPressure", f: TestBlobLargeBodyBackPressure, serial: true},
+	{name: "H2InlineRouteWhileOutputWaits", f: TestH2InlineRouteWhileOutputWaits},
 }
 
 // TestStdEngine runs engineTests on the std engine (the gnet engine runs them as

@@ -3,7 +3,7 @@ package celeris
 // Files: File, Attachment, Inline, FileFS, SaveFile, StreamLength.
 //
 // Life of a File: the file is opened and stat'ed; its validators (ETag from size
-// and modification time, Last-Modified) answer conditional requests (304, 412);
+// and modification time, or content; Last-Modified) answer conditional requests (304, 412);
 // a Range header selects one range (206 with Content-Range), several (206
 // multipart/byteranges) or none satisfiable (416). The answer then leaves with
 // its exact Content-Length: small bodies as one complete response, larger ones
@@ -12,6 +12,7 @@ package celeris
 
 import (
 	"errors"
+	"hash/crc32"
 	"io"
 	"io/fs"
 	"mime"
@@ -36,7 +37,9 @@ const fileInMemory = 64 << 10
 
 // File sends the file at name (a path on the local file system) with its
 // Content-Type (from the extension, else sniffed), Last-Modified, ETag and
-// Accept-Ranges. It answers conditional requests (If-None-Match, then
+// Accept-Ranges. The ETag is strong: the size and modification time in hex, or,
+// for a file without a modification time (embed.FS) of up to 4 MiB, the size and
+// the CRC-32C of its content. It answers conditional requests (If-None-Match, then
 // If-Modified-Since: 304; If-Match, then If-Unmodified-Since: 412; RFC 9110
 // §13.2.2) and Range requests on GET (RFC 9110 §14): one range is a 206 with
 // Content-Range, several a 206 multipart/byteranges, an unsatisfiable one 416 with
@@ -148,8 +151,12 @@ func (c *Context) serveFile(f fs.File, name string) error {
 	if !mod.IsZero() {
 		lastMod = mod.UTC().Format(http.TimeFormat)
 		tag = `"` + strconv.FormatInt(size, 16) + "-" + strconv.FormatInt(mod.UnixNano(), 16) + `"`
-		c.SetHeader("ETag", tag)
 		c.SetHeader("Last-Modified", lastMod)
+	} else {
+		tag = contentTag(f, size)
+	}
+	if tag != "" {
+		c.SetHeader("ETag", tag)
 	}
 	switch checkPreconditions(c, tag, mod) {
 	case http.StatusNotModified:
@@ -190,6 +197,30 @@ func fileError(err error) error {
 		return &HTTPError{Code: http.StatusForbidden, Err: err}
 	}
 	return err
+}
+
+// contentTagMax is the largest file without a modification time (an embed.FS
+// file) whose ETag contentTag computes from its content.
+const contentTagMax = 4 << 20
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// contentTag is the strong ETag of a file without a modification time: its size
+// and the CRC-32C of its content, read through a pooled buffer and rewound; "" for
+// a file over contentTagMax or one that cannot seek back.
+func contentTag(f fs.File, size int64) string {
+	sk, ok := f.(io.Seeker)
+	if !ok || size > contentTagMax {
+		return ""
+	}
+	bp := fileBufs.Get().(*[]byte)
+	defer fileBufs.Put(bp)
+	h := crc32.New(castagnoli)
+	_, err := io.CopyBuffer(h, io.LimitReader(f, size), *bp)
+	if _, serr := sk.Seek(0, io.SeekStart); err != nil || serr != nil {
+		return ""
+	}
+	return `"` + strconv.FormatInt(size, 16) + "-" + strconv.FormatUint(uint64(h.Sum32()), 16) + `"`
 }
 
 // sniffFile detects the content type from the first 512 bytes of f.

@@ -36,6 +36,32 @@ import (
 )
 
 // Config configures a Server. Zero values mean the defaults in brackets.
+//
+// # Output bound
+//
+// What the server holds for a connection's output is bounded by fixed amounts,
+// whatever the response's size and however slowly the client reads, on both
+// engines, plaintext and TLS:
+//
+//   - HTTP/1.1: 512 KiB of unsent output per connection (what the engine holds
+//     and what a handler handed to it). A handler's Write, Flush, Blob or file
+//     that would go past it waits until the client took the output down to 256 KiB,
+//     or left (the call then returns an error); no further request of the
+//     connection is read meanwhile.
+//   - HTTP/2: 256 KiB queued per stream by its handler, whatever the peer's
+//     flow-control window, and 1 MiB of DATA per connection in the engine.
+//   - WebSocket: 1 MiB per connection; a message over 256 KiB leaves in
+//     fragments, each queued as the client reads.
+//
+// A body handed whole (Blob, String, JSON) is copied when it is up to 64 KiB and
+// otherwise sent from the caller's slice with its Content-Length, a piece at a
+// time: the slice is borrowed until the call returns. File, FileFS, StreamLength
+// and the static middleware stream with their exact length. An Inline route's
+// response is queued whole, since its handler must not block the event loop:
+// HTTP/1.1 reads no request while a connection's output is above the bound, and
+// HTTP/2 runs an inline route's request on a worker while the connection's
+// output waits. docs/ARCHITECTURE.md ("Back-pressure and closing") has the
+// details and the measured memory.
 type Config struct {
 	Addr       string // listen address [":8080"]
 	EventLoops int    // event loops [runtime.NumCPU()] (gnet engine)

@@ -208,7 +208,17 @@ func TestWebSocketOverHTTP2(t *testing.T) {
 			t.Log("echoes done")
 			big := bytes.Repeat([]byte{7}, 300<<10) // over the stream's initial windows
 			streams[0].send(ws.OpBinary, big, false)
-			if h, p, _ := streams[0].read(); h.Op != ws.OpBinary || !bytes.Equal(p, big) {
+			// 300 KiB leave in two fragments (RFC 6455 §5.4).
+			h, p, _ := streams[0].read()
+			p = bytes.Clone(p)
+			for h.Op == ws.OpBinary && !h.Fin {
+				hc, q, _ := streams[0].read()
+				if hc.Op != ws.OpContinuation {
+					t.Fatalf("op %d inside a fragmented message", hc.Op)
+				}
+				p, h.Fin = append(p, q...), hc.Fin
+			}
+			if h.Op != ws.OpBinary || !bytes.Equal(p, big) {
 				t.Fatalf("large message: op %d %d bytes", h.Op, len(p))
 			}
 			streams[1].send(ws.OpPing, []byte("p"), false)

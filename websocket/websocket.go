@@ -35,8 +35,10 @@
 // Origin must name the request's host), and picks a subprotocol. A message larger
 // than Config.MaxMessageSize closes the connection with 1009; invalid frames with
 // 1002, invalid UTF-8 with 1007. Pings are answered by Celeris. A client that does
-// not read blocks writers once 4 MiB are queued for it, and Celeris stops reading
-// a client whose messages the application does not take; memory stays bounded.
+// not read blocks writers once 1 MiB is queued for it (a message larger than 256
+// KiB leaves in fragments, each queued as the client reads, so a large message is
+// never copied whole), and Celeris stops reading a client whose messages the
+// application does not take; memory stays bounded.
 //
 // The applications run on the server's worker pool: Config.MaxWorkers bounds
 // them (a connection that finds no worker is closed with CloseTryAgainLater),
@@ -175,7 +177,9 @@ func (c *Conn) ReadMessage() (MessageType, []byte, error) {
 }
 
 // WriteMessage sends a whole message. It blocks while the client is more than
-// 4 MiB behind. p is copied before it returns.
+// 1 MiB behind. p is borrowed until it returns, never kept after: a message up to
+// 256 KiB is copied into one frame, a larger one leaves in fragments of 256 KiB
+// (RFC 6455 §5.4), each copied once the client took the output before it.
 func (c *Conn) WriteMessage(t MessageType, p []byte) error {
 	return c.c.WriteMessage(ws.Opcode(t), p)
 }

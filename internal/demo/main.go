@@ -17,7 +17,6 @@ import (
 	"os"
 	"runtime/pprof"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/celeris-dev/celeris"
@@ -183,10 +182,9 @@ type message struct {
 	Message string `json:"message"`
 }
 
-var (
-	zeros     []byte
-	zerosOnce sync.Once
-)
+// zeros is what /download sends, a piece at a time: its N bytes are streamed from
+// this one buffer, never built in memory.
+var zeros [32 << 10]byte
 
 // register installs the demo routes. With inline, the three benchmark routes run on
 // the event loops; with gzip, /json compresses when the client accepts it.
@@ -229,8 +227,18 @@ func register(s *celeris.Server, inline, gzip bool) {
 		if err != nil || n < 0 || n > maxDownload {
 			return celeris.NewHTTPError(http.StatusBadRequest, "size must be an integer from 0 to 67108864")
 		}
-		zerosOnce.Do(func() { zeros = make([]byte, maxDownload) })
-		return c.Blob(http.StatusOK, "application/octet-stream", zeros[:n])
+		w, err := c.StreamLength(http.StatusOK, "application/octet-stream", int64(n))
+		if err != nil || c.Method() == http.MethodHead {
+			return err
+		}
+		for n > 0 {
+			k, err := w.Write(zeros[:min(n, len(zeros))])
+			if err != nil {
+				return err
+			}
+			n -= k
+		}
+		return nil
 	})
 	s.GET("/slow", func(c *celeris.Context) error {
 		ms, err := strconv.Atoi(c.Query("ms"))

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -103,8 +104,11 @@ func checkContract(t *testing.T, base string, client *http.Client) {
 	expect("/panic", 500, "", "")
 	expect("/bench", 200, "OK", "")
 	expect("/nethttp/hello", 200, "hello from net/http", "")
-	if _, b := get("/download?size=1000000"); len(b) != 1000000 {
-		t.Errorf("download: %d bytes", len(b))
+	for _, n := range []int{0, 1000, 1000000} {
+		resp, b := get("/download?size=" + strconv.Itoa(n))
+		if len(b) != n || resp.ContentLength != int64(n) || len(resp.TransferEncoding) != 0 || bytes.Count(b, []byte{0}) != n {
+			t.Errorf("download %d: %d bytes, Content-Length %d, Transfer-Encoding %v", n, len(b), resp.ContentLength, resp.TransferEncoding)
+		}
 	}
 	if _, b := get("/stream?n=5"); len(b) != 5*1024 {
 		t.Errorf("stream: %d bytes", len(b))

@@ -3,6 +3,7 @@ package h1
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"github.com/celeris-dev/celeris/internal/bytesconv"
 	"github.com/celeris-dev/celeris/internal/httpmsg"
@@ -315,7 +316,11 @@ func (ex *exchange) WriteHeader(status int, header []httpmsg.Field) error {
 	return nil
 }
 
-// Write appends a chunk of a streamed response.
+// Write appends a chunk of a streamed response. On a worker it hands the output to
+// the loop every handOffEarly bytes and waits there while the connection's unsent
+// output is above outboundHigh, so that a large p (a Blob's body, a file's buffer)
+// is held at most once, by the caller, and never copied whole; inline, the loop
+// writes it when the callback returns.
 func (ex *exchange) Write(p []byte) (int, error) {
 	if !ex.streaming || ex.ended {
 		return 0, ErrNotStarted
@@ -323,21 +328,50 @@ func (ex *exchange) Write(p []byte) (int, error) {
 	if ex.discard {
 		return len(p), nil
 	}
-	if ex.sized {
-		n, err := ex.writeSized(p)
-		if err != nil {
-			return n, err
-		}
-	} else if ex.raw10 {
-		*ex.out = append(*ex.out, p...)
-	} else {
-		*ex.out = AppendChunk(*ex.out, p)
+	if ex.out == &ex.conn.inline {
+		return ex.appendBody(p)
 	}
-	if len(*ex.out) > handOffEarly && ex.out != &ex.conn.inline {
-		// A handler writing a lot without Flush: pass it on (with back-pressure).
-		if err := ex.conn.handOff(ex.out, false); err != nil {
-			return 0, err
+	written := 0
+	for {
+		piece := p[written:]
+		if len(piece) > handOffEarly {
+			piece = piece[:handOffEarly]
 		}
+		if len(piece) > 4<<10 && cap(*ex.out)-len(*ex.out) < len(piece)+chunkOverhead {
+			// One allocation for what the buffer holds until its hand-off,
+			// rather than a chain of doublings (the engine may have kept the
+			// last one).
+			*ex.out = slices.Grow(*ex.out, handOffEarly+len(piece)+chunkOverhead)
+		}
+		n, err := ex.appendBody(piece)
+		written += n
+		if err != nil {
+			return written, err
+		}
+		if len(*ex.out) > handOffEarly {
+			// Pass it on (with back-pressure) rather than hold more.
+			if err := ex.conn.handOff(ex.out, false); err != nil {
+				return written - n, err
+			}
+		}
+		if written == len(p) {
+			return written, nil
+		}
+	}
+}
+
+// chunkOverhead bounds what chunked framing adds to a piece (size line, CRLFs).
+const chunkOverhead = 32
+
+// appendBody frames p into the exchange's output (Write's part).
+func (ex *exchange) appendBody(p []byte) (int, error) {
+	switch {
+	case ex.sized:
+		return ex.writeSized(p)
+	case ex.raw10:
+		*ex.out = append(*ex.out, p...)
+	default:
+		*ex.out = AppendChunk(*ex.out, p)
 	}
 	return len(p), nil
 }

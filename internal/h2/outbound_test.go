@@ -15,7 +15,7 @@ import (
 // the engine holds more than outboundLimit. Before, holdData looked at the
 // engine's output only before sendData, which then framed all the windows
 // allowed: over TLS, a client asking for the demo's 64 MiB /download with large
-// windows grew the server by some 350 MB (internal/demo TestTLSDownloadClientNeverReads).
+// windows grew the server by some 350 MB (internal/demo TestOutputBoundedPerConnection measures it).
 func TestOutboundBoundsLargeWindow(t *testing.T) {
 	const size = 8 << 20
 	body := make([]byte, size)

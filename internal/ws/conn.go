@@ -42,7 +42,7 @@ import (
 
 // Limits of one connection's queues.
 const (
-	outHigh = 4 << 20  // output queued (Conn and engine) past which writers block
+	outHigh = 1 << 20  // output queued (Conn and engine) past which writers block
 	inHigh  = 1 << 20  // queued message bytes past which input is left unread
 	keepBuf = smallMsg // buffers up to this size stay with the connection; larger ones are pooled (bufpool)
 
@@ -132,7 +132,10 @@ type Conn struct {
 	gone    bool      // guarded by mu: the transport closed
 	inWait  bool      // guarded by mu: OnData left input unread (back-pressure): wake the loop when the queue shrinks
 	taking  bool      // guarded by mu: OnData yielded to the application and takes its output itself (no wake-up needed)
-	peerErr *CloseError
+	// fragmenting: a writer is sending a message in fragments (writeFrame); other
+	// data frames wait. Guarded by mu.
+	fragmenting bool
+	peerErr     *CloseError
 	// closeReq is a close the application asked for, sent by the loop; guarded by mu.
 	closeReq  []byte
 	wantClose bool
@@ -794,7 +797,10 @@ func (c *Conn) failApp(code int, reason string) {
 }
 
 // WriteMessage sends a whole text or binary message (any goroutine). It blocks
-// while the client is more than 4 MiB behind.
+// while the client is more than 1 MiB behind; a message larger than writePiece
+// leaves in fragments, each queued as the client takes the output, so p is
+// borrowed until WriteMessage returns and never copied whole (a compressed
+// message is compressed whole first).
 func (c *Conn) WriteMessage(op Opcode, p []byte) error {
 	if op != OpText && op != OpBinary {
 		return errors.New("websocket: WriteMessage needs a text or binary opcode")
@@ -811,11 +817,56 @@ func (c *Conn) Ping(p []byte) error {
 }
 
 func (c *Conn) writeFrame(op Opcode, p []byte) error {
-	var comp []byte
+	rsv1 := false
 	if c.cfg.Deflate != nil && !op.IsControl() {
-		// RFC 7692 §6.1: compressed, with RSV1 on the (only) frame.
-		comp = c.cfg.Deflate.Compress(make([]byte, 0, len(p)/2+16), p)
+		// RFC 7692 §6.1: compressed, with RSV1 on the first frame.
+		p, rsv1 = c.cfg.Deflate.Compress(make([]byte, 0, len(p)/2+16), p), true
 	}
+	if op.IsControl() || len(p) <= writePiece {
+		return c.putFrame(true, rsv1, op, p, frameWhole)
+	}
+	// RFC 6455 §5.4: a large message leaves as fragments of writePiece bytes, each
+	// queued once the client took the output before it, so that the connection
+	// holds no more than outHigh of it. The fragments of one message are not
+	// interleaved with another's (control frames may go between them).
+	for first := true; ; first = false {
+		n := min(len(p), writePiece)
+		fop, kind := op, frameFirst
+		if !first {
+			fop, kind = OpContinuation, frameNext
+		}
+		if err := c.putFrame(n == len(p), rsv1 && first, fop, p[:n], kind); err != nil {
+			if !first {
+				c.mu.Lock()
+				c.fragmenting = false // the message is cut short; the connection is failing
+				c.cond.Broadcast()
+				c.mu.Unlock()
+			}
+			return err
+		}
+		if p = p[n:]; len(p) == 0 {
+			return nil
+		}
+	}
+}
+
+// writePiece is the largest frame a writer queues: a larger message is
+// fragmented.
+const writePiece = 256 << 10
+
+// What putFrame queues: a whole message (or a control frame), the first fragment
+// of a fragmented message, or one of its later fragments.
+const (
+	frameWhole = iota
+	frameFirst
+	frameNext
+)
+
+// putFrame queues one frame once the output queued before it is within outHigh.
+// A data frame that starts a message waits while another writer's fragmented
+// message is in progress; the first fragment of one marks it in progress and its
+// last fragment ends it.
+func (c *Conn) putFrame(fin, rsv1 bool, op Opcode, p []byte, kind int) error {
 	c.mu.Lock()
 	for {
 		switch {
@@ -826,20 +877,22 @@ func (c *Conn) writeFrame(op Opcode, p []byte) error {
 			c.mu.Unlock()
 			return ErrDeadline
 		}
-		if c.held+len(c.out) <= outHigh {
+		if c.held+len(c.out) <= outHigh && (kind == frameNext || op.IsControl() || !c.fragmenting) {
 			break
 		}
 		c.cond.Wait()
 	}
-	wake := len(c.out) == 0 && !c.taking
-	if comp != nil {
-		c.grow(len(comp))
-		c.out = AppendHeader(c.out, true, true, op, len(comp), false, [4]byte{})
-		c.out = append(c.out, comp...)
-	} else {
-		c.grow(len(p))
-		c.out = AppendFrame(c.out, true, op, p)
+	switch {
+	case kind == frameFirst:
+		c.fragmenting = true
+	case kind == frameNext && fin:
+		c.fragmenting = false
+		c.cond.Broadcast()
 	}
+	wake := len(c.out) == 0 && !c.taking
+	c.grow(len(p))
+	c.out = AppendHeader(c.out, fin, rsv1, op, len(p), false, [4]byte{})
+	c.out = append(c.out, p...)
 	c.mu.Unlock()
 	if wake {
 		c.t.Wake()

@@ -58,54 +58,6 @@ func TestClean(t *testing.T) {
 	}
 }
 
-func TestParseRange(t *testing.T) {
-	tests := []struct {
-		v          string
-		size       int64
-		start, end int64
-		res        rangeResult
-	}{
-		{v: "bytes=0-0", size: 10, start: 0, end: 1, res: rangeOK},
-		{v: "bytes=0-9", size: 10, start: 0, end: 10, res: rangeOK},
-		{v: "bytes=0-99", size: 10, start: 0, end: 10, res: rangeOK},
-		{v: "BYTES= 3-", size: 10, start: 3, end: 10, res: rangeOK},
-		{v: "bytes=-1", size: 10, start: 9, end: 10, res: rangeOK},
-		{v: "bytes=-10", size: 10, start: 0, end: 10, res: rangeOK},
-		{v: "bytes=10-", size: 10, res: rangeUnsatisfiable},
-		{v: "bytes=-0", size: 10, res: rangeUnsatisfiable},
-		{v: "bytes=0-", size: 0, res: rangeUnsatisfiable},
-		{v: "bytes=-5", size: 0, res: rangeUnsatisfiable},
-		{v: "bytes=5-4", size: 10, res: rangeIgnore},
-		{v: "bytes=1-2,4-5", size: 10, res: rangeIgnore},
-		{v: "bytes=a-b", size: 10, res: rangeIgnore},
-		{v: "bytes=+1-2", size: 10, res: rangeIgnore},
-		{v: "bytes=-", size: 10, res: rangeIgnore},
-		{v: "bytes=", size: 10, res: rangeIgnore},
-		{v: "bytes=99999999999999999999-", size: 10, res: rangeIgnore},
-		{v: "pages=1-2", size: 10, res: rangeIgnore},
-	}
-	for _, tt := range tests {
-		start, end, res := parseRange(tt.v, tt.size)
-		if res != tt.res || (res == rangeOK && (start != tt.start || end != tt.end)) {
-			t.Errorf("parseRange(%q, %d) = %d, %d, %v", tt.v, tt.size, start, end, res)
-		}
-	}
-}
-
-func FuzzParseRange(f *testing.F) {
-	f.Add("bytes=0-5", int64(10))
-	f.Add("bytes=-3", int64(2))
-	f.Fuzz(func(t *testing.T, v string, size int64) {
-		if size < 0 {
-			return
-		}
-		start, end, res := parseRange(v, size)
-		if res == rangeOK && (start < 0 || end > size || start >= end) {
-			t.Fatalf("parseRange(%q, %d) = [%d, %d)", v, size, start, end)
-		}
-	})
-}
-
 func FuzzClean(f *testing.F) {
 	f.Add("a/../b")
 	f.Add("%2e%2e/x")

@@ -22,50 +22,39 @@
 // so that relative links in the page resolve; without an index file the answer is
 // 404. Directories are never listed.
 //
-// # Headers and conditional requests
+// # Serving
 //
-// Content-Type comes from the extension (mime.TypeByExtension), else from sniffing
-// the first 512 bytes (http.DetectContentType). Last-Modified is the file's ModTime
-// (omitted when zero, as in embed.FS). ETag is strong: the size and ModTime in hex,
-// or, when ModTime is zero, the size and CRC-32C of the content. If-None-Match (or,
-// without it, If-Modified-Since) answers 304 (RFC 9110 §13.2.2). Accept-Ranges: bytes
-// is always sent.
-//
-// # Ranges
-//
-// A GET with a single byte range (RFC 9110 §14.1.2: "bytes=a-b", "bytes=a-",
-// "bytes=-n") is answered 206 with Content-Range; a range starting past the end
-// gets 416 with "Content-Range: bytes */size". A request for several ranges, or
-// with a malformed Range header, gets the whole file with 200 (RFC 9110 §14.2 lets a
-// server ignore Range; multipart/byteranges is not implemented). If-Range that
-// does not match the current ETag or Last-Modified also gets the whole file.
+// The file itself is served by Context.FileFS, the same path as Context.File:
+// Content-Type from the extension (mime.TypeByExtension), else from sniffing the
+// first 512 bytes; Last-Modified from ModTime (omitted when zero, as in embed.FS);
+// a strong ETag from the size and ModTime, or, when ModTime is zero, the size and
+// CRC-32C of the content (files up to 4 MiB); Accept-Ranges: bytes. Conditional
+// requests follow RFC 9110 §13.2.2 (If-Match and If-Unmodified-Since: 412;
+// If-None-Match, else If-Modified-Since: 304), and ranges RFC 9110 §14 (one range:
+// 206 with Content-Range; several: 206 multipart/byteranges; none satisfiable: 416
+// with "Content-Range: bytes */size"; If-Range honoured). Config.CacheControl is
+// added to every file answer.
 //
 // # Memory
 //
-// Files up to MaxInMemory bytes (4 MiB) are read whole into a pooled buffer and
-// sent with Content-Length. Larger files are streamed from the file
-// (Context.StreamLength: still with their exact Content-Length, never chunked),
-// seeking for ranges when the file supports io.Seeker. A HEAD request for such a
-// file gets the same Content-Length and no body.
+// Every answer carries its exact Content-Length and is never chunked. A body of up
+// to 64 KiB is read into the request's buffer and sent whole; a larger one is
+// streamed from the file through a pooled 32 KiB buffer, waiting while the client
+// reads slowly, so a download holds no more than the connection's output bound
+// whatever the file's size. A HEAD request gets the GET's Content-Length and no
+// body.
 package static
 
 import (
 	"errors"
-	"hash/crc32"
-	"io"
 	"io/fs"
-	"mime"
 	"net/http"
 	"net/url"
 	"path"
 	"strconv"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/celeris-dev/celeris"
-	"github.com/celeris-dev/celeris/internal/httprange"
-	"github.com/celeris-dev/celeris/middleware/etag"
 )
 
 // Config configures the handler. FS is required; zero values mean the defaults in
@@ -85,18 +74,18 @@ type Config struct {
 	// CacheControl is sent with every file answer, e.g. "public, max-age=3600"
 	// [none].
 	CacheControl string
-	// MaxInMemory is the largest file, in bytes, read whole and sent with a
-	// Content-Length [4 MiB]; larger files are streamed.
+	// MaxInMemory is ignored: files are streamed with their length (see Memory
+	// in the package doc) whatever their size.
+	//
+	// Deprecated: no file is read whole any more; the field stays so that
+	// configurations that set it still compile.
 	MaxInMemory int64
 }
 
-// DefaultMaxInMemory is Config.MaxInMemory's default.
+// DefaultMaxInMemory was Config.MaxInMemory's default.
+//
+// Deprecated: Config.MaxInMemory is ignored.
 const DefaultMaxInMemory = 4 << 20
-
-// maxPooledBuffer bounds the read buffers kept for reuse.
-const maxPooledBuffer = 256 << 10
-
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 var (
 	errBadPath    = celeris.NewHTTPError(http.StatusBadRequest, "")
@@ -108,7 +97,6 @@ var (
 type server struct {
 	fsys fs.FS
 	cfg  Config
-	bufs sync.Pool // *[]byte
 }
 
 // New returns a handler serving cfg.FS. It panics when FS is nil or Root is not a
@@ -125,9 +113,6 @@ func New(cfg Config) celeris.HandlerFunc {
 	}
 	if cfg.Index == "" {
 		cfg.Index = "index.html"
-	}
-	if cfg.MaxInMemory <= 0 {
-		cfg.MaxInMemory = DefaultMaxInMemory
 	}
 	fsys, err := fs.Sub(cfg.FS, cfg.Root)
 	if err != nil {
@@ -147,12 +132,11 @@ func (s *server) serve(c *celeris.Context) error {
 	if err != nil {
 		return err
 	}
-	f, fi, err := s.open(name)
+	fi, err := s.stat(name)
 	if err != nil {
 		return err
 	}
 	if fi.IsDir() {
-		f.Close()
 		if raw != "" && !strings.HasSuffix(raw, "/") {
 			return redirectToDir(c, name)
 		}
@@ -160,15 +144,27 @@ func (s *server) serve(c *celeris.Context) error {
 			return errNotFound
 		}
 		name = path.Join(name, s.cfg.Index)
-		if f, fi, err = s.open(name); err != nil {
+		if fi, err = s.stat(name); err != nil {
 			return err
 		}
 	}
-	defer f.Close()
 	if !fi.Mode().IsRegular() {
 		return errNotFound
 	}
-	return s.serveFile(c, name, f, fi)
+	if s.cfg.CacheControl != "" {
+		c.SetHeader("Cache-Control", s.cfg.CacheControl)
+	}
+	if err := c.FileFS(s.fsys, name); err != nil {
+		var he *celeris.HTTPError
+		if errors.As(err, &he) && (he.Code == http.StatusNotFound || he.Code == http.StatusForbidden) {
+			// The file went away, or lost its permissions, since stat: the
+			// package's own answers, without the file system's error.
+			c.DelHeader("Cache-Control")
+			return fsError(he.Err)
+		}
+		return err
+	}
+	return nil
 }
 
 // clean turns the raw parameter into a valid fs.FS name, or an HTTPError.
@@ -201,17 +197,13 @@ func (s *server) clean(raw string) (string, error) {
 	return name, nil
 }
 
-func (s *server) open(name string) (fs.File, fs.FileInfo, error) {
-	f, err := s.fsys.Open(name)
+// stat describes name, through fs.StatFS when the file system has it.
+func (s *server) stat(name string) (fs.FileInfo, error) {
+	fi, err := fs.Stat(s.fsys, name)
 	if err != nil {
-		return nil, nil, fsError(err)
+		return nil, fsError(err)
 	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, nil, fsError(err)
-	}
-	return f, fi, nil
+	return fi, nil
 }
 
 func fsError(err error) error {
@@ -234,175 +226,4 @@ func redirectToDir(c *celeris.Context, name string) error {
 		loc += "?" + q
 	}
 	return c.Redirect(http.StatusMovedPermanently, loc)
-}
-
-func (s *server) serveFile(c *celeris.Context, name string, f fs.File, fi fs.FileInfo) error {
-	size := fi.Size()
-	inMemory := size <= s.cfg.MaxInMemory
-
-	var data []byte
-	if inMemory {
-		bp := s.getBuf(int(size))
-		defer s.putBuf(bp)
-		data = (*bp)[:size]
-		if _, err := io.ReadFull(f, data); err != nil {
-			return err
-		}
-	}
-
-	ctype := mime.TypeByExtension(path.Ext(name))
-	if ctype == "" {
-		ctype = s.sniff(f, data)
-	}
-	mod := fi.ModTime()
-	var lastMod, tag string
-	if !mod.IsZero() {
-		lastMod = mod.UTC().Format(http.TimeFormat)
-		tag = `"` + strconv.FormatInt(size, 16) + "-" + strconv.FormatInt(mod.UnixNano(), 16) + `"`
-	} else if inMemory {
-		tag = `"` + strconv.FormatInt(size, 16) + "-" + strconv.FormatUint(uint64(crc32.Checksum(data, castagnoli)), 16) + `"`
-	}
-	if tag != "" {
-		c.SetHeader("ETag", tag)
-	}
-	if lastMod != "" {
-		c.SetHeader("Last-Modified", lastMod)
-	}
-	if s.cfg.CacheControl != "" {
-		c.SetHeader("Cache-Control", s.cfg.CacheControl)
-	}
-	if notModified(c, tag, mod) {
-		return c.NoContent(http.StatusNotModified)
-	}
-	c.SetHeader("Accept-Ranges", "bytes")
-
-	status, start, end := http.StatusOK, int64(0), size // [start, end)
-	if rh := c.Header("Range"); rh != "" && c.Method() == http.MethodGet && ifRange(c, tag, mod) {
-		switch a, b, res := parseRange(rh, size); res {
-		case rangeOK:
-			status, start, end = http.StatusPartialContent, a, b
-			c.SetHeader("Content-Range", "bytes "+strconv.FormatInt(a, 10)+"-"+strconv.FormatInt(b-1, 10)+"/"+strconv.FormatInt(size, 10))
-		case rangeUnsatisfiable:
-			c.SetHeader("Content-Range", "bytes */"+strconv.FormatInt(size, 10))
-			c.DelHeader("Accept-Ranges")
-			// The answer goes through the server's error handler, as
-			// celeris's own File does.
-			return celeris.NewHTTPError(http.StatusRequestedRangeNotSatisfiable, "")
-		}
-	}
-	if inMemory {
-		return c.Blob(status, ctype, data[start:end])
-	}
-	return s.stream(c, f, status, ctype, start, end)
-}
-
-// sniff detects the content type from the first 512 bytes (data when the file was
-// read whole; otherwise read from f, which is then rewound or reopened by stream).
-func (s *server) sniff(f fs.File, data []byte) string {
-	if data != nil {
-		return http.DetectContentType(data[:min(len(data), 512)])
-	}
-	sk, ok := f.(io.Seeker)
-	if !ok {
-		return "application/octet-stream"
-	}
-	var head [512]byte
-	n, _ := io.ReadFull(f, head[:])
-	if _, err := sk.Seek(0, io.SeekStart); err != nil {
-		return "application/octet-stream"
-	}
-	return http.DetectContentType(head[:n])
-}
-
-// stream sends [start, end) of f as a streamed response.
-func (s *server) stream(c *celeris.Context, f fs.File, status int, ctype string, start, end int64) error {
-	if start > 0 {
-		if sk, ok := f.(io.Seeker); ok {
-			if _, err := sk.Seek(start, io.SeekStart); err != nil {
-				return err
-			}
-		} else if _, err := io.CopyN(io.Discard, f, start); err != nil {
-			return err
-		}
-	} else if sk, ok := f.(io.Seeker); ok {
-		if _, err := sk.Seek(0, io.SeekStart); err != nil { // after sniff
-			return err
-		}
-	}
-	w, err := c.StreamLength(status, ctype, end-start)
-	if err != nil || c.Method() == http.MethodHead {
-		return err
-	}
-	bp := s.getBuf(32 << 10)
-	defer s.putBuf(bp)
-	_, err = io.CopyBuffer(w, io.LimitReader(f, end-start), (*bp)[:32<<10])
-	return err
-}
-
-func (s *server) getBuf(n int) *[]byte {
-	if bp, _ := s.bufs.Get().(*[]byte); bp != nil {
-		if cap(*bp) >= n {
-			*bp = (*bp)[:n]
-			return bp
-		}
-		s.bufs.Put(bp)
-	}
-	b := make([]byte, n)
-	return &b
-}
-
-func (s *server) putBuf(bp *[]byte) {
-	if cap(*bp) <= maxPooledBuffer {
-		s.bufs.Put(bp)
-	}
-}
-
-// notModified evaluates If-None-Match, or else If-Modified-Since (RFC 9110 §13.2.2).
-func notModified(c *celeris.Context, tag string, mod time.Time) bool {
-	if inm := c.Header("If-None-Match"); inm != "" {
-		return tag != "" && etag.NoneMatch(inm, tag)
-	}
-	ims := c.Header("If-Modified-Since")
-	if ims == "" || mod.IsZero() {
-		return false
-	}
-	t, err := http.ParseTime(ims)
-	return err == nil && !mod.Truncate(time.Second).After(t)
-}
-
-// ifRange reports whether a Range header applies (RFC 9110 §13.1.5): no If-Range,
-// or one that matches the current validator (strong comparison for tags, exact
-// equality for dates).
-func ifRange(c *celeris.Context, tag string, mod time.Time) bool {
-	ir := c.Header("If-Range")
-	if ir == "" {
-		return true
-	}
-	if strings.HasPrefix(ir, `"`) || strings.HasPrefix(ir, "W/") {
-		return tag != "" && ir == tag && !strings.HasPrefix(ir, "W/")
-	}
-	t, err := http.ParseTime(ir)
-	return err == nil && !mod.IsZero() && mod.Truncate(time.Second).Equal(t)
-}
-
-type rangeResult = httprange.Result
-
-const (
-	rangeIgnore        = httprange.Ignore        // malformed or several ranges: whole file
-	rangeOK            = httprange.OK            // one satisfiable range
-	rangeUnsatisfiable = httprange.Unsatisfiable // 416
-)
-
-// parseRange parses a Range value for a representation of size bytes (RFC 9110
-// §14.1.2) and returns the one range as [start, end); several ranges are served as
-// the whole file. The parser is Context.File's (internal/httprange).
-func parseRange(v string, size int64) (start, end int64, res rangeResult) {
-	if strings.IndexByte(v, ',') >= 0 {
-		return 0, 0, rangeIgnore
-	}
-	rs, res := httprange.Parse(v, size)
-	if res != rangeOK {
-		return 0, 0, res
-	}
-	return rs[0].Start, rs[0].End, rangeOK
 }

@@ -18,7 +18,7 @@ import (
 
 var (
 	mod   = time.Date(2024, 5, 6, 7, 8, 9, 0, time.UTC)
-	big   = strings.Repeat("0123456789", 300) // 3000 bytes
+	big   = strings.Repeat("0123456789", 10000) // 100,000 bytes: streamed
 	files = fstest.MapFS{
 		"public/index.html":      {Data: []byte("<h1>home</h1>"), ModTime: mod},
 		"public/css/site.css":    {Data: []byte("body{color:red}"), ModTime: mod},
@@ -43,7 +43,7 @@ func startStatic(t *testing.T) string {
 		s.POST("/static/*filepath", h)
 		s.GET("/dot/*filepath", static.New(static.Config{FS: files, Root: "public", Dotfiles: true}))
 		s.GET("/noindex/*path", static.New(static.Config{FS: files, Root: "public", Param: "path", Index: "-"}))
-		s.GET("/small/*filepath", static.New(static.Config{FS: files, Root: "public", MaxInMemory: 1024}))
+		s.GET("/small/*filepath", static.New(static.Config{FS: files, Root: "public"}))
 	})
 	return addr
 }
@@ -57,6 +57,7 @@ func TestServe(t *testing.T) {
 		status             int
 		body, ctype        string
 		location           string
+		multipart          []string // a multipart/byteranges answer holding these parts
 	}{
 		{name: "file", path: "/static/css/site.css", status: 200, body: "body{color:red}", ctype: "text/css; charset=utf-8"},
 		{name: "root index", path: "/static/", status: 200, body: "<h1>home</h1>", ctype: "text/html; charset=utf-8"},
@@ -94,7 +95,14 @@ func TestServe(t *testing.T) {
 		{name: "range end clamped", path: "/static/range.txt", header: mwtest.H("Range", "bytes=8-100"), status: 206, body: "89"},
 		{name: "range past end", path: "/static/range.txt", header: mwtest.H("Range", "bytes=10-"), status: 416},
 		{name: "range suffix zero", path: "/static/range.txt", header: mwtest.H("Range", "bytes=-0"), status: 416},
-		{name: "several ranges", path: "/static/range.txt", header: mwtest.H("Range", "bytes=0-1,4-5"), status: 200, body: "0123456789"},
+		{name: "several ranges", path: "/static/range.txt", header: mwtest.H("Range", "bytes=0-1,4-5"), status: 206,
+			multipart: []string{"Content-Range: bytes 0-1/10\r\n\r\n01\r\n", "Content-Range: bytes 4-5/10\r\n\r\n45\r\n"}},
+		{name: "several streamed ranges", path: "/small/big.txt", header: mwtest.H("Range", "bytes=0-1,99998-"), status: 206,
+			multipart: []string{"Content-Range: bytes 0-1/100000\r\n\r\n01\r\n", "Content-Range: bytes 99998-99999/100000\r\n\r\n89\r\n"}},
+		{name: "If-Match other", path: "/static/range.txt", header: mwtest.H("If-Match", `"x"`), status: 412},
+		{name: "If-Match same", path: "/static/range.txt", header: mwtest.H("If-Match", tagOf(10, mod)), status: 200, body: "0123456789"},
+		{name: "If-Unmodified-Since earlier", path: "/static/range.txt", header: mwtest.H("If-Unmodified-Since", mod.Add(-time.Hour).Format(http.TimeFormat)), status: 412},
+		{name: "If-Unmodified-Since same", path: "/static/range.txt", header: mwtest.H("If-Unmodified-Since", lastMod), status: 200, body: "0123456789"},
 		{name: "malformed range", path: "/static/range.txt", header: mwtest.H("Range", "bytes=x-1"), status: 200, body: "0123456789"},
 		{name: "inverted range", path: "/static/range.txt", header: mwtest.H("Range", "bytes=5-2"), status: 200, body: "0123456789"},
 		{name: "other unit", path: "/static/range.txt", header: mwtest.H("Range", "items=0-1"), status: 200, body: "0123456789"},
@@ -105,8 +113,9 @@ func TestServe(t *testing.T) {
 
 		{name: "streamed", path: "/small/big.txt", status: 200, body: big, ctype: "text/plain; charset=utf-8"},
 		{name: "streamed range", path: "/small/big.txt", header: mwtest.H("Range", "bytes=1000-1009"), status: 206, body: "0123456789"},
+		{name: "range of 64 KiB and more", path: "/small/big.txt", header: mwtest.H("Range", "bytes=10-"), status: 206, body: big[10:]},
 		{name: "streamed suffix", path: "/small/big.txt", header: mwtest.H("Range", "bytes=-5"), status: 206, body: "56789"},
-		{name: "streamed 304", path: "/small/big.txt", header: mwtest.H("If-None-Match", tagOf(3000, mod)), status: 304},
+		{name: "streamed 304", path: "/small/big.txt", header: mwtest.H("If-None-Match", tagOf(int64(len(big)), mod)), status: 304},
 	}
 	mwtest.Run(t, addr, func(t *testing.T, client *http.Client) {
 		for _, tt := range tests {
@@ -119,7 +128,17 @@ func TestServe(t *testing.T) {
 				t.Errorf("%s: status %d (%q), want %d", tt.name, resp.StatusCode, body, tt.status)
 				continue
 			}
-			if (tt.status == 200 || tt.status == 206) && body != tt.body {
+			if tt.multipart != nil {
+				if !strings.HasPrefix(resp.Header.Get("Content-Type"), "multipart/byteranges; boundary=") ||
+					resp.ContentLength != int64(len(body)) {
+					t.Errorf("%s: Content-Type %q, Content-Length %d for %d bytes", tt.name, resp.Header.Get("Content-Type"), resp.ContentLength, len(body))
+				}
+				for _, part := range tt.multipart {
+					if !strings.Contains(body, part) {
+						t.Errorf("%s: no part %q in %q", tt.name, part, body)
+					}
+				}
+			} else if (tt.status == 200 || tt.status == 206) && body != tt.body {
 				t.Errorf("%s: body %.40q, want %.40q", tt.name, body, tt.body)
 			}
 			if tt.ctype != "" && resp.Header.Get("Content-Type") != tt.ctype {
@@ -138,7 +157,7 @@ func TestServe(t *testing.T) {
 					t.Errorf("%s: 304 with body %q", tt.name, body)
 				}
 			}
-			if tt.status == 206 && !strings.HasPrefix(resp.Header.Get("Content-Range"), "bytes ") {
+			if tt.status == 206 && tt.multipart == nil && !strings.HasPrefix(resp.Header.Get("Content-Range"), "bytes ") {
 				t.Errorf("%s: Content-Range %q", tt.name, resp.Header.Get("Content-Range"))
 			}
 			if tt.status == 416 && resp.Header.Get("Content-Range") != "bytes */10" {
@@ -248,7 +267,7 @@ func TestNew(t *testing.T) {
 	}
 }
 
-// TestHeadOfStreamedFile: a file above MaxInMemory is streamed with its exact
+// TestHeadOfStreamedFile: a file above 64 KiB is streamed with its exact
 // Content-Length (never chunked), and a HEAD for it gets that length without a
 // body, on HTTP/1.1 and HTTP/2; a streamed range gets the range's length.
 func TestHeadOfStreamedFile(t *testing.T) {

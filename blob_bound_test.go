@@ -1,0 +1,226 @@
+package celeris
+
+import (
+	"bytes"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"testing"
+	"time"
+
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
+)
+
+// TestBlobLargeBodyBackPressure: Blob with a body far larger than the output
+// bound (32 MiB) to a client that does not read yet blocks the handler instead of
+// queueing the body whole: Blob has not returned while the client waits, and
+// returns once the client read it all; the client gets the exact bytes with their
+// Content-Length. The handler then changes its slice, which the answer no longer
+// references.
+func TestBlobLargeBodyBackPressure(t *testing.T) {
+	const size = 32 << 20
+	want := make([]byte, size)
+	for i := range want {
+		want[i] = byte(i * 7)
+	}
+	returned := make(chan error, 1)
+	_, addr := startServer(t, Config{}, func(s *Server) {
+		s.GET("/big", func(c *Context) error {
+			body := bytes.Clone(want)
+			err := c.Blob(http.StatusOK, "application/octet-stream", body)
+			clear(body) // Blob returned: b is the caller's again
+			returned <- err
+			return err
+		})
+	})
+	forEachProto(t, func(t *testing.T, c *http.Client, proto string) {
+		resp, err := c.Get("http://" + addr + "/big")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		wantProto(t, resp, proto)
+		if resp.ContentLength != size || resp.Header.Get("Content-Length") != strconv.Itoa(size) && proto == "h1" {
+			t.Fatalf("Content-Length %d (%q), want %d", resp.ContentLength, resp.Header.Get("Content-Length"), size)
+		}
+		select {
+		case err := <-returned:
+			t.Fatalf("Blob of %d MiB returned (%v) while the client read nothing: the body was queued whole", size>>20, err)
+		case <-time.After(300 * time.Millisecond):
+		}
+		got, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("got %d bytes, not the %d sent", len(got), len(want))
+		}
+		select {
+		case err := <-returned:
+			if err != nil {
+				t.Fatalf("Blob: %v", err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("Blob did not return after the client read the body")
+		}
+	})
+}
+
+// TestH2InlineRouteWhileOutputWaits: an inline route's response is queued whole,
+// so on an HTTP/2 connection whose output waits (here for flow-control window:
+// the client grants none) the next request of an inline route runs on a worker,
+// where its Blob waits within the output bound instead of queueing 1 MiB more
+// per request. The first request, on a connection where nothing waits, runs
+// inline (its Blob returns at once); both complete once the client grants window.
+func TestH2InlineRouteWhileOutputWaits(t *testing.T) {
+	const size = 1 << 20
+	body := bytes.Repeat([]byte("i"), size)
+	returned := make(chan struct{}, 4)
+	_, addr := startServer(t, Config{}, func(s *Server) {
+		s.GET("/inlinebig", func(c *Context) error {
+			err := c.Blob(http.StatusOK, "application/octet-stream", body)
+			returned <- struct{}{}
+			return err
+		}).Inline()
+	})
+	nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	_ = nc.SetDeadline(time.Now().Add(20 * time.Second))
+	if _, err := io.WriteString(nc, http2.ClientPreface); err != nil {
+		t.Fatal(err)
+	}
+	fr := http2.NewFramer(nc, nc)
+	_ = fr.WriteSettings(http2.Setting{ID: http2.SettingInitialWindowSize, Val: 0})
+	get := func(id uint32) {
+		var hb bytes.Buffer
+		enc := hpack.NewEncoder(&hb)
+		for _, f := range [][2]string{{":method", "GET"}, {":scheme", "http"}, {":authority", "x"}, {":path", "/inlinebig"}} {
+			_ = enc.WriteField(hpack.HeaderField{Name: f[0], Value: f[1]})
+		}
+		if err := fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: hb.Bytes(), EndStream: true, EndHeaders: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	get(1)
+	select {
+	case <-returned:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the first inline request did not run")
+	}
+	get(3)
+	select {
+	case <-returned:
+		t.Fatal("the second Blob returned while its stream has no window: it ran inline and queued its body whole")
+	case <-time.After(300 * time.Millisecond):
+	}
+	// Grant everything and read both answers to their ends.
+	_ = fr.WriteWindowUpdate(0, 2*size)
+	_ = fr.WriteWindowUpdate(1, size)
+	_ = fr.WriteWindowUpdate(3, size)
+	got := map[uint32]int{}
+	for ended := 0; ended < 2; {
+		f, err := fr.ReadFrame()
+		if err != nil {
+			t.Fatalf("after %v: %v", got, err)
+		}
+		switch f := f.(type) {
+		case *http2.SettingsFrame:
+			if !f.IsAck() {
+				_ = fr.WriteSettingsAck()
+			}
+		case *http2.DataFrame:
+			got[f.StreamID] += len(f.Data())
+			if f.StreamEnded() {
+				ended++
+			}
+		case *http2.RSTStreamFrame, *http2.GoAwayFrame:
+			t.Fatalf("%v", f)
+		}
+	}
+	if got[1] != size || got[3] != size {
+		t.Fatalf("got %v bytes per stream, want %d each", got, size)
+	}
+	select {
+	case <-returned:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the second Blob did not return")
+	}
+}
+
+// TestBlobLargeBodyHead: HEAD for a route answering with a large Blob gets the
+// GET's Content-Length and no body, on both protocols.
+func TestBlobLargeBodyHead(t *testing.T) {
+	const size = 1 << 20
+	body := bytes.Repeat([]byte("h"), size)
+	_, addr := startServer(t, Config{}, func(s *Server) {
+		s.GET("/big", func(c *Context) error {
+			return c.Blob(http.StatusOK, "application/octet-stream", body)
+		})
+	})
+	forEachProto(t, func(t *testing.T, c *http.Client, proto string) {
+		resp, err := c.Head("http://" + addr + "/big")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || resp.ContentLength != size || len(got) != 0 {
+			t.Fatalf("HEAD: %d, Content-Length %d, %d body bytes", resp.StatusCode, resp.ContentLength, len(got))
+		}
+		resp, err = c.Get("http://" + addr + "/big") // the connection is still in step
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ = io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !bytes.Equal(got, body) {
+			t.Fatalf("GET after HEAD: %d bytes", len(got))
+		}
+	})
+}
+
+// TestBlobLargeBodyUnderNetHTTP: a Server mounted under net/http (ServeHTTP)
+// sends a large Blob with its Content-Length, and a 204 with a large Blob as a
+// 204 without a body and without an error.
+func TestBlobLargeBodyUnderNetHTTP(t *testing.T) {
+	const size = 1 << 20
+	body := bytes.Repeat([]byte("n"), size)
+	errs := make(chan error, 2)
+	s := New(Config{})
+	s.GET("/big", func(c *Context) error {
+		err := c.Blob(http.StatusOK, "application/octet-stream", body)
+		errs <- err
+		return err
+	})
+	s.GET("/none", func(c *Context) error {
+		err := c.Blob(http.StatusNoContent, "", body)
+		errs <- err
+		return err
+	})
+	ts := httptest.NewServer(s)
+	defer ts.Close()
+	resp, err := ts.Client().Get(ts.URL + "/big")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.ContentLength != size || !bytes.Equal(got, body) || <-errs != nil {
+		t.Fatalf("GET /big: Content-Length %d, %d bytes", resp.ContentLength, len(got))
+	}
+	resp, err = ts.Client().Get(ts.URL + "/none")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err := <-errs; resp.StatusCode != http.StatusNoContent || len(got) != 0 || err != nil {
+		t.Fatalf("GET /none: %d, %d bytes, Blob: %v", resp.StatusCode, len(got), err)
+	}
+}
