@@ -277,8 +277,8 @@ func (p *Page) Poll(deadline time.Time, expr string, done func(value string) (bo
 			}
 		case errors.As(err, &perr):
 			lastErr = err
-		case time.Now().After(deadline):
-			// Eval gave up at the deadline; report it as the poll's timeout.
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			// Eval gave up at the deadline: the poll's timeout, below.
 		default:
 			return last, err
 		}
