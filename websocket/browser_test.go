@@ -1,17 +1,15 @@
 package websocket_test
 
 import (
-	"context"
 	"crypto/tls"
-	"os/exec"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/celeris-dev/celeris"
 	"github.com/celeris-dev/celeris/celeristest"
+	"github.com/celeris-dev/celeris/internal/browsertest"
 	"github.com/celeris-dev/celeris/internal/selfcert"
 	"github.com/celeris-dev/celeris/websocket"
 )
@@ -23,6 +21,9 @@ ws.onopen = () => ws.send("ping over " + performance.getEntriesByType("navigatio
 ws.onmessage = (e) => { document.getElementById("r").textContent = "echo:" + e.data; ws.close(1000); };
 ws.onerror = () => { document.getElementById("r").textContent = "error"; };
 </script>`
+
+// browserResult reads #r of browserPage ("" before the document exists).
+const browserResult = `(() => { const e = document.getElementById("r"); return e ? e.textContent : ""; })()`
 
 // TestChromiumWebSocketOverHTTP2: headless Chromium loads a page over TLS (h2 by
 // ALPN) whose script opens a WebSocket to the same origin. Chromium then uses RFC
@@ -47,12 +48,11 @@ func TestChromiumWebSocketFallback(t *testing.T) {
 
 // chromiumWebSocket serves browserPage and /ws (an echo whose handler calls
 // UpgradeEvents, marked with Route.ExtendedConnect when mark is set) and checks
-// that Chromium's WebSocket got its echo and came as want ("proto method").
+// that Chromium's WebSocket got its echo and came as want ("proto method"):
+// the test reads the page's #r over the DevTools protocol until the script
+// has settled it, for up to a minute.
 func chromiumWebSocket(t *testing.T, cfg celeris.Config, mark bool, want string) {
-	chromium, err := exec.LookPath("chromium")
-	if err != nil {
-		t.Skip("chromium not installed (apt-get install chromium)")
-	}
+	chromium := browsertest.Chromium(t)
 	cert, err := selfcert.New("localhost", "127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
@@ -75,27 +75,19 @@ func chromiumWebSocket(t *testing.T, cfg celeris.Config, mark bool, want string)
 			r.ExtendedConnect()
 		}
 	})
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	var out []byte
-	// Headless Chromium's virtual time can run out before a loaded machine
-	// delivers the echo (the page still says "waiting"): load it again then,
-	// up to three times; any other answer is final.
-	for try := 0; try < 3; try++ {
-		var err error
-		out, err = exec.CommandContext(ctx, chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-			"--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
-			"--ignore-certificate-errors", "--user-data-dir="+t.TempDir(), "--virtual-time-budget=8000",
-			"--dump-dom", "https://"+s.TLSAddr().String()+"/").Output()
-		if err != nil {
-			t.Fatalf("chromium: %v", err)
-		}
-		if !strings.Contains(string(out), `<b id="r">waiting</b>`) {
-			break
-		}
+	b := browsertest.Start(t, chromium, "--disable-quic", "--ignore-certificate-errors")
+	deadline := time.Now().Add(60 * time.Second)
+	p, err := b.Open(deadline, "https://"+s.TLSAddr().String()+"/")
+	if err != nil {
+		t.Fatal(err)
 	}
-	if !strings.Contains(string(out), `<b id="r">echo:ping over h2</b>`) {
-		t.Fatalf("the page did not get its echo over h2: %s", out)
+	// #r says "waiting" until the script settles: "echo:..." or "error".
+	got, err := p.Poll(deadline, browserResult, func(v string) (bool, error) { return v != "" && v != "waiting", nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != "echo:ping over h2" {
+		t.Fatalf("the page did not get its echo over h2: it says %q", got)
 	}
 	mu.Lock()
 	defer mu.Unlock()

@@ -3,12 +3,15 @@ package demo
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/celeris-dev/celeris/internal/browsertest"
 )
 
 // Real clients against the demo: Python's websockets, Node's ws and headless
@@ -64,40 +67,30 @@ func TestDemoWebSocketNode(t *testing.T) {
 // both, so it waits as long as a loaded machine needs (up to a minute per page).
 func TestDemoBrowserPage(t *testing.T) {
 	t.Parallel()
-	chromium, err := exec.LookPath("chromium")
-	if err != nil {
-		t.Skip("chromium not installed (apt-get install chromium)")
-	}
+	chromium := browsertest.Chromium(t)
 	plain, secure := startDemoTLS(t, options{})
-	b := startBrowser(t, chromium, "--disable-quic", "--ignore-certificate-errors")
+	b := browsertest.Start(t, chromium, "--disable-quic", "--ignore-certificate-errors")
 	const state = `(() => {
 		const g = (id) => { const e = document.getElementById(id); return e ? e.textContent : ""; };
 		return JSON.stringify({proto: g("proto"), ws: g("ws"), sse: g("sse"), log: g("log")});
 	})()`
 	for _, tc := range []struct{ url, proto string }{{url: plain, proto: "http/1.1"}, {url: secure, proto: "h2"}} {
 		deadline := time.Now().Add(60 * time.Second)
-		session, err := b.open(deadline, tc.url+"/")
+		p, err := b.Open(deadline, tc.url+"/")
 		if err != nil {
 			t.Fatal(err)
 		}
 		var page struct{ Proto, WS, SSE, Log string }
-		var evalErr error
 		// "connecting" (or no element yet) until the script settles each one:
 		// "ok", or an error it names.
-		for settled := false; !settled; {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: page not settled after 60s: %+v (last evaluate error: %v)", tc.url, page, evalErr)
+		_, err = p.Poll(deadline, state, func(js string) (bool, error) {
+			if err := json.Unmarshal([]byte(js), &page); err != nil {
+				return false, fmt.Errorf("page state %q: %v", js, err)
 			}
-			var js string
-			if js, evalErr = b.eval(deadline, session, state); evalErr == nil {
-				if err := json.Unmarshal([]byte(js), &page); err != nil {
-					t.Fatalf("%s: page state %q: %v", tc.url, js, err)
-				}
-				settled = page.WS != "" && page.WS != "connecting" && page.SSE != "" && page.SSE != "connecting"
-			}
-			if !settled {
-				time.Sleep(50 * time.Millisecond)
-			}
+			return page.WS != "" && page.WS != "connecting" && page.SSE != "" && page.SSE != "connecting", nil
+		})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.url, err)
 		}
 		if page.WS != "ok" || page.SSE != "ok" || page.Proto != tc.proto {
 			t.Fatalf("%s: page says proto %q (want %q), ws %q, sse %q; log:\n%s", tc.url, page.Proto, tc.proto, page.WS, page.SSE, page.Log)

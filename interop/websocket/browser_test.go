@@ -1,15 +1,13 @@
 package websocket
 
 import (
-	"context"
 	"crypto/tls"
-	"os/exec"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/celeris-dev/celeris"
 	"github.com/celeris-dev/celeris/celeristest"
+	"github.com/celeris-dev/celeris/internal/browsertest"
 	"github.com/celeris-dev/celeris/internal/selfcert"
 )
 
@@ -22,18 +20,19 @@ ws.onmessage = (e) => { document.getElementById("r").textContent = "echo:" + e.d
 ws.onerror = () => { document.getElementById("r").textContent = "error"; };
 </script>`
 
+// browserResult reads #r of browserPage ("" before the document exists).
+const browserResult = `(() => { const e = document.getElementById("r"); return e ? e.textContent : ""; })()`
+
 // TestChromiumAdaptedLibraries: headless Chromium on an h2 (TLS) connection opens
 // WebSockets to gorilla/websocket and coder/websocket mounted with Adapt. They
 // take over HTTP/1.1 connections and cannot serve RFC 8441's extended CONNECT:
 // the server advertises SETTINGS_ENABLE_CONNECT_PROTOCOL only when a native
 // websocket route serves it, and Config.DisableExtendedConnect turns it off when
 // native routes sit beside adapted ones, so the browser falls back to HTTP/1.1
-// and the libraries answer.
+// and the libraries answer. The test reads each page's #r over the DevTools
+// protocol until the script has settled it, for up to a minute.
 func TestChromiumAdaptedLibraries(t *testing.T) {
-	chromium, err := exec.LookPath("chromium")
-	if err != nil {
-		t.Skip("chromium not installed (apt-get install chromium)")
-	}
+	chromium := browsertest.Chromium(t)
 	cert, err := selfcert.New("localhost", "127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
@@ -58,23 +57,21 @@ func TestChromiumAdaptedLibraries(t *testing.T) {
 				tc.register(s)
 			})
 			for _, path := range []string{"/gorilla", "/coder"} {
-				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-				var out []byte
-				for try := 0; try < 3; try++ { // virtual time may run out on a loaded machine
-					out, err = exec.CommandContext(ctx, chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-						"--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
-						"--ignore-certificate-errors", "--user-data-dir="+t.TempDir(), "--virtual-time-budget=8000",
-						"--dump-dom", "https://"+s.TLSAddr().String()+"/?"+path).Output()
-					if err != nil || !strings.Contains(string(out), `<b id="r">waiting</b>`) {
-						break
-					}
-				}
-				cancel()
+				// A browser of its own per page, so each WebSocket starts
+				// from a fresh h2 connection and its SETTINGS.
+				b := browsertest.Start(t, chromium, "--disable-quic", "--ignore-certificate-errors")
+				deadline := time.Now().Add(60 * time.Second)
+				p, err := b.Open(deadline, "https://"+s.TLSAddr().String()+"/?"+path)
 				if err != nil {
-					t.Fatalf("chromium: %v", err)
+					t.Fatal(err)
 				}
-				if !strings.Contains(string(out), `<b id="r">echo:hi</b>`) {
-					t.Fatalf("%s: the page did not get its echo: %s", path, out)
+				// #r says "waiting" until the script settles: "echo:..." or "error".
+				got, err := p.Poll(deadline, browserResult, func(v string) (bool, error) { return v != "" && v != "waiting", nil })
+				if err != nil {
+					t.Fatalf("%s: %v", path, err)
+				}
+				if got != "echo:hi" {
+					t.Fatalf("%s: the page did not get its echo: it says %q", path, got)
 				}
 			}
 		})
