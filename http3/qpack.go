@@ -1,7 +1,6 @@
 package celerish3
 
 import (
-	"io"
 	"strconv"
 	"strings"
 
@@ -38,42 +37,33 @@ type requestHead struct {
 	contentLength                             int64 // -1: none
 }
 
-// decodeFields decodes a field section (RFC 9204 §4.5) and calls fn for each
-// field. The section's decoded size, each field's name and value plus 32 bytes
-// (RFC 9114 §4.2.2), may not exceed maxSize. The QPACK decoder uses the static
-// table only (the server's SETTINGS give the client no dynamic table): a
-// reference to a dynamic table, or any other decoding failure, is a connection
-// error of type QPACK_DECOMPRESSION_FAILED (RFC 9204 §2.2.3, §4.5.1.1, §6).
-// The strings fn gets are owned copies (the decoder allocates them).
-func decodeFields(block []byte, maxSize uint64, fn func(name, value string) error) error {
-	dec := qpack.NewDecoder()
-	next := dec.Decode(block)
+// decodeFields decodes a field section (decodeSection: the static table and
+// literals, whose bytes go to arena; nil means a new one) and calls fn for
+// each field. The section's decoded size, each field's name and value plus 32
+// bytes (RFC 9114 §4.2.2), may not exceed maxSize. The strings fn gets view
+// arena: valid until its reset.
+func decodeFields(block []byte, maxSize uint64, arena *fieldArena, fn func(name, value string) error) error {
+	if arena == nil {
+		arena = new(fieldArena)
+	}
 	var size uint64
-	for {
-		f, err := next()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return connErr(ErrCodeQPACKDecompressionFailed, err.Error())
-		}
-		size += uint64(len(f.Name)+len(f.Value)) + 32
+	return decodeSection(block, arena, func(name, value string) error {
+		size += uint64(len(name)+len(value)) + 32
 		if size > maxSize {
 			return errFieldsTooLarge
 		}
-		if err := fn(f.Name, f.Value); err != nil {
-			return err
-		}
-	}
+		return fn(name, value)
+	})
 }
 
-// decodeRequestHead decodes the header section of a request into req and checks
+// decodeRequestHead decodes the header section of a request into req (its
+// strings view arena) and checks
 // it against RFC 9114 §4.2 and §4.3.1; a request that breaks a rule is
 // malformed (H3_MESSAGE_ERROR).
-func decodeRequestHead(block []byte, req *httpmsg.Request, maxSize uint64) error {
+func decodeRequestHead(block []byte, req *httpmsg.Request, maxSize uint64, arena *fieldArena) error {
 	h := requestHead{contentLength: -1}
 	regular := false
-	err := decodeFields(block, maxSize, func(name, value string) error {
+	err := decodeFields(block, maxSize, arena, func(name, value string) error {
 		if msg := validField(name, value); msg != "" {
 			return malformed(msg)
 		}
@@ -231,8 +221,8 @@ func (h *requestHead) check() string {
 }
 
 // decodeTrailers decodes a trailer section into req.Trailer (RFC 9114 §4.1).
-func decodeTrailers(block []byte, req *httpmsg.Request, maxSize uint64) error {
-	return decodeFields(block, maxSize, func(name, value string) error {
+func decodeTrailers(block []byte, req *httpmsg.Request, maxSize uint64, arena *fieldArena) error {
+	return decodeFields(block, maxSize, arena, func(name, value string) error {
 		if msg := validField(name, value); msg != "" {
 			return malformed(msg)
 		}

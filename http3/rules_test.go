@@ -104,11 +104,11 @@ func TestDecodeRequestHead(t *testing.T) {
 	}
 	for _, tt := range tests {
 		var req httpmsg.Request
-		err := decodeRequestHead(block(tt.fields...), &req, 64<<10)
+		err := decodeRequestHead(block(tt.fields...), &req, 64<<10, nil)
 		wantCode(t, tt.name, err, tt.code, false)
 	}
 	var req httpmsg.Request
-	if err := decodeRequestHead(block(with("accept", "*/*", "content-length", "7")...), &req, 64<<10); err != nil {
+	if err := decodeRequestHead(block(with("accept", "*/*", "content-length", "7")...), &req, 64<<10, nil); err != nil {
 		t.Fatal(err)
 	}
 	if req.Method != "GET" || req.Path != "/a" || req.RawQuery != "b=c" || req.RequestURI != "/a?b=c" ||
@@ -124,7 +124,7 @@ func TestDecodeRequestHead(t *testing.T) {
 func TestFieldSectionLimits(t *testing.T) {
 	var req httpmsg.Request
 	big := with("x", string(bytes.Repeat([]byte{'a'}, 1000)))
-	if err := decodeRequestHead(block(big...), &req, 1000); err != errFieldsTooLarge {
+	if err := decodeRequestHead(block(big...), &req, 1000, nil); err != errFieldsTooLarge {
 		t.Fatalf("over the limit: %v", err)
 	}
 	for name, b := range map[string][]byte{
@@ -134,20 +134,20 @@ func TestFieldSectionLimits(t *testing.T) {
 		"static index past table": {0x00, 0x00, 0xff, 0x70},
 	} {
 		req = httpmsg.Request{}
-		wantCode(t, name, decodeRequestHead(b, &req, 64<<10), ErrCodeQPACKDecompressionFailed, true)
+		wantCode(t, name, decodeRequestHead(b, &req, 64<<10, nil), ErrCodeQPACKDecompressionFailed, true)
 	}
 }
 
 // TestDecodeTrailers: RFC 9114 §4.3, no pseudo-header fields in trailers.
 func TestDecodeTrailers(t *testing.T) {
 	var req httpmsg.Request
-	wantCode(t, "valid", decodeTrailers(block("x-sum", "1"), &req, 1<<10), 0, false)
+	wantCode(t, "valid", decodeTrailers(block("x-sum", "1"), &req, 1<<10, nil), 0, false)
 	if len(req.Trailer) != 1 || req.Trailer[0].Name != "x-sum" {
 		t.Fatalf("trailer %v", req.Trailer)
 	}
-	wantCode(t, "pseudo", decodeTrailers(block(":path", "/"), &req, 1<<10), ErrCodeMessage, false)
-	wantCode(t, "connection", decodeTrailers(block("connection", "x"), &req, 1<<10), ErrCodeMessage, false)
-	wantCode(t, "upper case", decodeTrailers(block("X-Sum", "1"), &req, 1<<10), ErrCodeMessage, false)
+	wantCode(t, "pseudo", decodeTrailers(block(":path", "/"), &req, 1<<10, nil), ErrCodeMessage, false)
+	wantCode(t, "connection", decodeTrailers(block("connection", "x"), &req, 1<<10, nil), ErrCodeMessage, false)
+	wantCode(t, "upper case", decodeTrailers(block("X-Sum", "1"), &req, 1<<10, nil), ErrCodeMessage, false)
 }
 
 // TestRequestFrameRule: RFC 9114 §4.1 and §7 on a request stream.
@@ -347,7 +347,7 @@ func TestAppendHeaders(t *testing.T) {
 		t.Fatalf("frame %d %d", typ, length)
 	}
 	var got []string
-	err := decodeFields(out[n:], 1<<20, func(name, value string) error {
+	err := decodeFields(out[n:], 1<<20, nil, func(name, value string) error {
 		got = append(got, name+"="+value)
 		return nil
 	})
@@ -358,7 +358,7 @@ func TestAppendHeaders(t *testing.T) {
 	out = e.appendHeaders(nil, 0, []httpmsg.Field{{Name: "X-Sum", Value: "1"}, {Name: "Content-Type", Value: "x"}}, false, -1)
 	_, _, n = parseFrameHeader(out)
 	got = got[:0]
-	if err := decodeFields(out[n:], 1<<20, func(name, value string) error {
+	if err := decodeFields(out[n:], 1<<20, nil, func(name, value string) error {
 		got = append(got, name+"="+value)
 		return nil
 	}); err != nil || len(got) != 1 || got[0] != "x-sum=1" {
