@@ -3,6 +3,10 @@ package celerish3
 import (
 	"bytes"
 	"errors"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/celeris-dev/celeris/internal/httpmsg"
@@ -372,5 +376,67 @@ func TestErrCodeString(t *testing.T) {
 	}
 	if !errors.Is(errTruncated, errTruncated) {
 		t.Fatal()
+	}
+}
+
+// TestStaticStatus: staticStatus agrees with the static table (RFC 9204
+// Appendix A) for every status code.
+func TestStaticStatus(t *testing.T) {
+	for code := 100; code < 600; code++ {
+		want := -1
+		for i, e := range qpackStatic {
+			if e.name == ":status" && e.value == strconv.Itoa(code) {
+				want = i
+			}
+		}
+		if got := staticStatus(code); got != want {
+			t.Errorf("staticStatus(%d) = %d, want %d", code, got, want)
+		}
+	}
+}
+
+// TestAppendHeadersQPACK: github.com/quic-go/qpack's decoder reads the
+// server's sections as the server meant them: static :status indexes and
+// literal ones, static name references, literal names, long names and values
+// (multi-byte prefixed integers), empty values.
+func TestAppendHeadersQPACK(t *testing.T) {
+	long := strings.Repeat("v", 300)
+	for _, status := range []int{200, 404, 500, 418, 299, 0} {
+		var e fieldEncoder
+		header := []httpmsg.Field{
+			{Name: "Content-Type", Value: "text/plain; charset=utf-8"}, {Name: "x-custom", Value: ""},
+			{Name: "x-" + strings.Repeat("n", 40), Value: long}, {Name: "server", Value: "celeris"},
+			{Name: "set-cookie", Value: "a=b"}, {Name: "access-control-allow-origin", Value: "*"},
+		}
+		out := e.appendHeaders(nil, status, header, status != 0, 12345)
+		_, length, n := parseFrameHeader(out)
+		if int(length) != len(out)-n {
+			t.Fatalf("%d: frame length %d of %d", status, length, len(out)-n)
+		}
+		var got []string
+		next := qpack.NewDecoder().Decode(out[n:])
+		for {
+			hf, err := next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatalf("%d: %v", status, err)
+			}
+			if hf.Name != "date" {
+				got = append(got, hf.Name+"="+hf.Value)
+			}
+		}
+		want := []string{"content-type=text/plain; charset=utf-8", "x-custom=", "x-" + strings.Repeat("n", 40) + "=" + long,
+			"server=celeris", "set-cookie=a=b", "access-control-allow-origin=*", "content-length=12345"}
+		if status > 0 {
+			want = append([]string{":status=" + strconv.Itoa(status)}, want...)
+		} else {
+			want = slices.DeleteFunc(want, func(s string) bool { return strings.HasPrefix(s, "content-") || strings.HasPrefix(s, "set-cookie") })
+			want = append(want, "content-length=12345")
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("%d:\n got %q\nwant %q", status, got, want)
+		}
 	}
 }
