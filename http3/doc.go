@@ -1,8 +1,9 @@
 // Package celerish3 serves a celeris.Server's routes over HTTP/3 (RFC 9114) on
-// QUIC (github.com/quic-go/quic-go), with QPACK (RFC 9204): responses are
-// encoded by github.com/quic-go/qpack, requests decoded by this package
-// (decodeSection, checked against qpack's decoder by FuzzDecodeSection). The HTTP/3 layer is this package's own: frames,
-// control and QPACK streams, SETTINGS, GOAWAY, request streams, trailers and
+// QUIC (github.com/quic-go/quic-go). The HTTP/3 layer is this package's own:
+// frames, control and QPACK streams, QPACK field sections with the static
+// table and literals (RFC 9204: decodeSection and fieldEncoder, checked
+// against github.com/quic-go/qpack by FuzzDecodeSection and
+// TestAppendHeadersQPACK), SETTINGS, GOAWAY, request streams, trailers and
 // error codes. It fills the same httpmsg.Request as HTTP/1.1 and HTTP/2 and
 // answers through an httpmsg.ResponseWriter, so the router, Context,
 // middleware and error handling are the same objects as on the other
