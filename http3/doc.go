@@ -33,7 +33,9 @@
 //
 // # Life of a request
 //
-//  1. A request stream gets a goroutine of its own and a pooled reqStream.
+//  1. A request stream gets a goroutine of its own (a worker that outlives the
+//     request, so that its grown stack serves the next one) and a pooled
+//     reqStream.
 //     It reads frames into the stream's buffer: reserved and unknown types
 //     are skipped, frames not allowed on a request stream close the
 //     connection (requestFrameRule), the first HEADERS frame is decoded into
