@@ -7,24 +7,26 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
-	"github.com/celeris-dev/celeris/celeristest"
-	celerish3 "github.com/celeris-dev/celeris/http3"
-	"github.com/celeris-dev/celeris/internal/demo"
+	"github.com/quic-go/quic-go/http3"
 )
 
 // TestDemoChromiumHTTP3: headless Chromium, forced onto QUIC for the demo's
 // origin (--origin-to-force-quic-on) and trusting the demo's self-signed
 // certificate by its SPKI hash (Chromium ignores --ignore-certificate-errors
-// for QUIC), loads GET / of the demo served with -tls-addr. The page's script
+// for QUIC), loads GET / of the demo, run as a process with -tls-addr (its
+// main, which serves HTTP/3 at the TLS port by default). The page's script
 // must report that it was served over h3 and that its WebSocket echo and its
 // SSE stream worked; Chromium's net-log must show a QUIC session to the
 // demo's port with ALPN h3 and HTTP/3 requests for / and /sse. The test waits
@@ -36,18 +38,8 @@ func TestDemoChromiumHTTP3(t *testing.T) {
 	if err != nil {
 		t.Skip("chromium not installed (apt-get install -y chromium)")
 	}
-	s, err := demo.NewTLSServer("127.0.0.1:0", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	h3 := celerish3.Enable(s, celerish3.Config{})
-	celeristest.Start(t, s)
-	udp, err := h3.WaitReady()
-	if err != nil {
-		t.Fatal(err)
-	}
-	origin := udp.String()
-	spki := certSPKI(t, s.TLSAddr().String())
+	origin := startDemo(t, "-addr", "127.0.0.1:0", "-tls-addr", "127.0.0.1:0")
+	spki := certSPKI(t, origin)
 
 	dir := t.TempDir()
 	netlog := filepath.Join(dir, "netlog.json")
@@ -75,6 +67,81 @@ func TestDemoChromiumHTTP3(t *testing.T) {
 	b.close(t)
 
 	checkNetLog(t, netlog, origin)
+}
+
+// TestDemoProcess is the demo's main in a child process (of
+// TestDemoChromiumHTTP3): CELERIS_DEMO_ARGS holds its command line. It serves
+// until SIGTERM.
+func TestDemoProcess(t *testing.T) {
+	args := os.Getenv("CELERIS_DEMO_ARGS")
+	if args == "" {
+		t.Skip("the child process of TestDemoChromiumHTTP3")
+	}
+	os.Args = append([]string{"demo"}, strings.Fields(args)...)
+	main()
+}
+
+// startDemo runs the demo's main with args in a child process and returns
+// the address of its TLS listener once HTTP/3 answers at the same port; the
+// process gets SIGTERM (a graceful shutdown) when the test ends.
+func startDemo(t *testing.T, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestDemoProcess$")
+	cmd.Env = append(os.Environ(), "CELERIS_DEMO_ARGS="+strings.Join(args, " "))
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(20 * time.Second):
+			_ = cmd.Process.Kill()
+			<-exited
+		}
+	})
+	addrc := make(chan string, 1)
+	listening := regexp.MustCompile(`demo: listening .*tls_addr=(\S+)`)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if m := listening.FindStringSubmatch(sc.Text()); m != nil {
+				addrc <- m[1]
+			}
+		}
+	}()
+	var addr string
+	select {
+	case addr = <-addrc:
+	case <-exited:
+		t.Fatal("the demo exited before it listened")
+	case <-time.After(30 * time.Second):
+		t.Fatal("the demo did not listen in 30 s")
+	}
+	// The TLS listener is ready; HTTP/3 starts beside it.
+	tr := &http3.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}
+	defer tr.Close()
+	client := &http.Client{Transport: tr, Timeout: 5 * time.Second}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := client.Get("https://" + addr + "/bench")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return addr
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no HTTP/3 answer at %s: %v", addr, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // certSPKI returns the base64 SHA-256 of the SubjectPublicKeyInfo of the
