@@ -2,6 +2,7 @@ package celerish3
 
 import (
 	"context"
+	"io"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -203,5 +204,31 @@ func TestWireQPACKLimits(t *testing.T) {
 				t.Fatalf("closed with %v, want %v", code, tt.code)
 			}
 		})
+	}
+}
+
+// TestOversizedHeaderSection: a HEADERS frame whose length is past
+// SETTINGS_MAX_FIELD_SECTION_SIZE is answered 431 (RFC 9114 §4.2.2, RFC 6585
+// §5) without the server reading or buffering it, even when it claims a
+// gigabyte; the client is asked to stop sending (H3_NO_ERROR) and the
+// connection serves on.
+func TestOversizedHeaderSection(t *testing.T) {
+	c := dialRaw(t, wireServer(t, Config{MaxFieldSectionSize: 4 << 10}))
+	c.control()
+	for _, length := range []uint64{4<<10 + 1, 1 << 30} {
+		s, err := c.qc.OpenStreamSync(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = s.Write(append(appendFrameHeader(nil, frameHeaders, length), make([]byte, 100)...))
+		_ = s.SetReadDeadline(time.Now().Add(5 * time.Second))
+		resp, err := io.ReadAll(s)
+		if err != nil || status(t, resp) != "431" {
+			t.Fatalf("HEADERS of %d bytes: %q %v", length, resp, err)
+		}
+		s.CancelWrite(0)
+	}
+	if resp, err := c.request(getHeaders, true); err != nil || status(t, resp) != "200" {
+		t.Fatalf("after: %q %v", resp, err)
 	}
 }
