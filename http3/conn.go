@@ -21,7 +21,8 @@ const closeGrace = time.Second
 
 // conn is one HTTP/3 connection: the QUIC connection, the server's control
 // stream and the client's unidirectional streams. Each request stream runs on
-// a goroutine of its own (reqStream.serve); mu guards the fields below it.
+// a goroutine of its own while it is served (reqStream.serve, on one of the
+// server's workers); mu guards the fields below it.
 type conn struct {
 	srv      *Server
 	qc       *quic.Conn
@@ -105,7 +106,9 @@ func (c *conn) serve() {
 		c.nextID = str.StreamID() + 4
 		c.active++
 		c.mu.Unlock()
-		c.streams.Go(func() {
+		c.streams.Add(1)
+		c.srv.workers.run(func() {
+			defer c.streams.Done()
 			s := streamPool.Get().(*reqStream)
 			s.reset()
 			s.c, s.str = c, str

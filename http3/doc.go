@@ -1,7 +1,9 @@
 // Package celerish3 serves a celeris.Server's routes over HTTP/3 (RFC 9114) on
-// QUIC (github.com/quic-go/quic-go), with QPACK (RFC 9204) from
-// github.com/quic-go/qpack. The HTTP/3 layer is this package's own: frames,
-// control and QPACK streams, SETTINGS, GOAWAY, request streams, trailers and
+// QUIC (github.com/quic-go/quic-go). The HTTP/3 layer is this package's own:
+// frames, control and QPACK streams, QPACK field sections with the static
+// table and literals (RFC 9204: decodeSection and fieldEncoder, checked
+// against github.com/quic-go/qpack by FuzzDecodeSection and
+// TestAppendHeadersQPACK), SETTINGS, GOAWAY, request streams, trailers and
 // error codes. It fills the same httpmsg.Request as HTTP/1.1 and HTTP/2 and
 // answers through an httpmsg.ResponseWriter, so the router, Context,
 // middleware and error handling are the same objects as on the other
@@ -31,13 +33,16 @@
 //
 // # Life of a request
 //
-//  1. A request stream gets a goroutine of its own and a pooled reqStream.
+//  1. A request stream gets a goroutine of its own (a worker that outlives the
+//     request, so that its grown stack serves the next one) and a pooled
+//     reqStream.
 //     It reads frames into the stream's buffer: reserved and unknown types
 //     are skipped, frames not allowed on a request stream close the
 //     connection (requestFrameRule), the first HEADERS frame is decoded into
-//     the request (decodeRequestHead: static-table QPACK, the pseudo-header
-//     and field rules of §4.2 and §4.3; a malformed request resets the stream
-//     with H3_MESSAGE_ERROR).
+//     the request (decodeRequestHead: decodeSection, the server's own QPACK
+//     decoder for the static table and literals, which allocates nothing;
+//     the pseudo-header and field rules of §4.2 and §4.3; a malformed
+//     request resets the stream with H3_MESSAGE_ERROR).
 //  2. A stream that ended with its header section has no body; otherwise the
 //     body is streamed (Request.BodyReader): DATA payloads are read from the
 //     stream as the handler reads, so QUIC flow control holds a client back
@@ -63,8 +68,10 @@
 // WebSocket over HTTP/3 through the root package's tunnel, with the stream's
 // body reader and response writer as its transport.
 //
-// Lifetimes: the request's strings are owned copies made by the QPACK decoder,
-// valid until Serve returns (the stream and its request are then recycled);
+// Lifetimes: the request's strings are the QPACK static table's constants or
+// views of the stream's field arena (decodeSection copies each literal there),
+// valid until Serve returns (the stream, its arena and its request are then
+// recycled);
 // a frame payload returned by the stream's reader is valid until the next
 // read from the stream.
 //

@@ -1,9 +1,13 @@
 package celerish3
 
 import (
+	"io"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/celeris-dev/celeris/internal/httpmsg"
+	"github.com/quic-go/qpack"
 )
 
 // FuzzControlStream feeds arbitrary bytes to the control, encoder and decoder
@@ -76,10 +80,10 @@ func FuzzRequestFrames(f *testing.F) {
 			var req httpmsg.Request
 			if !sawHeaders {
 				sawHeaders = true
-				_ = decodeRequestHead(payload, &req, 1<<16)
+				_ = decodeRequestHead(payload, &req, 1<<16, nil)
 			} else {
 				sawTrailers = true
-				_ = decodeTrailers(payload, &req, 1<<16)
+				_ = decodeTrailers(payload, &req, 1<<16, nil)
 			}
 		}
 	})
@@ -100,7 +104,7 @@ func FuzzDecodeRequestHead(f *testing.F) {
 	f.Add([]byte{0x01, 0x00, 0x80})
 	f.Fuzz(func(t *testing.T, in []byte) {
 		var req httpmsg.Request
-		err := decodeRequestHead(in, &req, 4096)
+		err := decodeRequestHead(in, &req, 4096, nil)
 		if err != nil {
 			if _, _, ok := codeOf(err); !ok {
 				t.Fatalf("not an HTTP/3 error: %v", err)
@@ -114,6 +118,48 @@ func FuzzDecodeRequestHead(f *testing.F) {
 			if validField(fl.Name, fl.Value) != "" || fl.Name[0] == ':' || connectionSpecific(fl.Name) {
 				t.Fatalf("stored field %q: %q", fl.Name, fl.Value)
 			}
+		}
+	})
+}
+
+// FuzzDecodeSection: the server's QPACK decoder (static table and literals,
+// decodeSection) agrees with github.com/quic-go/qpack's on every input: the
+// same fields, in order, and an error exactly where qpack's has one.
+func FuzzDecodeSection(f *testing.F) {
+	f.Add(block(":method", "GET", ":scheme", "https", ":path", "/x?y", ":authority", "a.example", "user-agent", "Go", "x-custom", "value"))
+	f.Add(block("accept", "*/*", "cookie", strings.Repeat("k=v; ", 20)))
+	f.Add([]byte{0x00, 0x00, 0xd1, 0xff, 0x23})                   // static indexes, one past the table
+	f.Add([]byte{0x00, 0x00, 0x5f, 0x1d, 0x83, 0x9b, 0xd9, 0xab}) // name reference, Huffman value
+	f.Add([]byte{0x00, 0x00, 0x2b, 0x61, 0x61, 0x61, 0x01, 0x62}) // literal name
+	f.Add([]byte{0x00, 0x80, 0x80})                               // base sign bit, dynamic index
+	f.Add([]byte{0x01, 0x00})
+	f.Add([]byte{0x00, 0x00, 0x10})
+	f.Fuzz(func(t *testing.T, in []byte) {
+		type field struct{ name, value string }
+		var ours, theirs []field
+		var arena fieldArena
+		err := decodeSection(in, &arena, func(name, value string) error {
+			ours = append(ours, field{name: strings.Clone(name), value: strings.Clone(value)})
+			return nil
+		})
+		if err != nil {
+			wantCode(t, "decodeSection", err, ErrCodeQPACKDecompressionFailed, true)
+		}
+		next := qpack.NewDecoder().Decode(in)
+		var qerr error
+		for {
+			hf, e := next()
+			if e == io.EOF {
+				break
+			}
+			if e != nil {
+				qerr = e
+				break
+			}
+			theirs = append(theirs, field{name: hf.Name, value: hf.Value})
+		}
+		if (err != nil) != (qerr != nil) || !slices.Equal(ours, theirs) {
+			t.Fatalf("%x: ours %q %v, qpack's %q %v", in, ours, err, theirs, qerr)
 		}
 	})
 }

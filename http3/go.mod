@@ -8,6 +8,7 @@ require (
 	github.com/celeris-dev/celeris v0.0.0-00010101000000-000000000000
 	github.com/quic-go/qpack v0.6.0
 	github.com/quic-go/quic-go v0.65.0
+	golang.org/x/net v0.62.0
 )
 
 require (
@@ -17,7 +18,6 @@ require (
 	go.uber.org/multierr v1.11.0 // indirect
 	go.uber.org/zap v1.28.0 // indirect
 	golang.org/x/crypto v0.58.0 // indirect
-	golang.org/x/net v0.62.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.43.0 // indirect

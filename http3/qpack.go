@@ -1,13 +1,11 @@
 package celerish3
 
 import (
-	"io"
 	"strconv"
 	"strings"
 
 	"github.com/celeris-dev/celeris/internal/bytesconv"
 	"github.com/celeris-dev/celeris/internal/httpmsg"
-	"github.com/quic-go/qpack"
 )
 
 // errFieldsTooLarge reports a field section over the server's
@@ -38,42 +36,33 @@ type requestHead struct {
 	contentLength                             int64 // -1: none
 }
 
-// decodeFields decodes a field section (RFC 9204 §4.5) and calls fn for each
-// field. The section's decoded size, each field's name and value plus 32 bytes
-// (RFC 9114 §4.2.2), may not exceed maxSize. The QPACK decoder uses the static
-// table only (the server's SETTINGS give the client no dynamic table): a
-// reference to a dynamic table, or any other decoding failure, is a connection
-// error of type QPACK_DECOMPRESSION_FAILED (RFC 9204 §2.2.3, §4.5.1.1, §6).
-// The strings fn gets are owned copies (the decoder allocates them).
-func decodeFields(block []byte, maxSize uint64, fn func(name, value string) error) error {
-	dec := qpack.NewDecoder()
-	next := dec.Decode(block)
+// decodeFields decodes a field section (decodeSection: the static table and
+// literals, whose bytes go to arena; nil means a new one) and calls fn for
+// each field. The section's decoded size, each field's name and value plus 32
+// bytes (RFC 9114 §4.2.2), may not exceed maxSize. The strings fn gets view
+// arena: valid until its reset.
+func decodeFields(block []byte, maxSize uint64, arena *fieldArena, fn func(name, value string) error) error {
+	if arena == nil {
+		arena = new(fieldArena)
+	}
 	var size uint64
-	for {
-		f, err := next()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return connErr(ErrCodeQPACKDecompressionFailed, err.Error())
-		}
-		size += uint64(len(f.Name)+len(f.Value)) + 32
+	return decodeSection(block, arena, func(name, value string) error {
+		size += uint64(len(name)+len(value)) + 32
 		if size > maxSize {
 			return errFieldsTooLarge
 		}
-		if err := fn(f.Name, f.Value); err != nil {
-			return err
-		}
-	}
+		return fn(name, value)
+	})
 }
 
-// decodeRequestHead decodes the header section of a request into req and checks
+// decodeRequestHead decodes the header section of a request into req (its
+// strings view arena) and checks
 // it against RFC 9114 §4.2 and §4.3.1; a request that breaks a rule is
 // malformed (H3_MESSAGE_ERROR).
-func decodeRequestHead(block []byte, req *httpmsg.Request, maxSize uint64) error {
+func decodeRequestHead(block []byte, req *httpmsg.Request, maxSize uint64, arena *fieldArena) error {
 	h := requestHead{contentLength: -1}
 	regular := false
-	err := decodeFields(block, maxSize, func(name, value string) error {
+	err := decodeFields(block, maxSize, arena, func(name, value string) error {
 		if msg := validField(name, value); msg != "" {
 			return malformed(msg)
 		}
@@ -231,8 +220,8 @@ func (h *requestHead) check() string {
 }
 
 // decodeTrailers decodes a trailer section into req.Trailer (RFC 9114 §4.1).
-func decodeTrailers(block []byte, req *httpmsg.Request, maxSize uint64) error {
-	return decodeFields(block, maxSize, func(name, value string) error {
+func decodeTrailers(block []byte, req *httpmsg.Request, maxSize uint64, arena *fieldArena) error {
+	return decodeFields(block, maxSize, arena, func(name, value string) error {
 		if msg := validField(name, value); msg != "" {
 			return malformed(msg)
 		}
@@ -313,16 +302,88 @@ func connectionSpecific(name string) bool {
 
 // fieldEncoder encodes field sections with the static table and literals
 // (RFC 9204 §4.5): the server never inserts into a dynamic table, so it opens
-// no encoder stream traffic and no section can block. Its buffer is reused
-// across the sections of one stream; not safe for concurrent use.
+// no encoder stream traffic and no section can block. A :status in the static
+// table is an indexed field line; other fields are literals with a static name
+// reference where the table has the name, else with a literal name; strings
+// are sent without Huffman coding (RFC 9204 §4.1.2 leaves it to the encoder:
+// it saves a few bytes per field and costs more CPU than the bytes do). Its
+// buffer is reused across the sections of one stream; not safe for
+// concurrent use.
 type fieldEncoder struct {
 	buf []byte // the encoded section being built
-	enc *qpack.Encoder
 }
 
-func (e *fieldEncoder) Write(p []byte) (int, error) {
-	e.buf = append(e.buf, p...)
-	return len(p), nil
+// staticName maps a name of the QPACK static table to its first index.
+var staticName = func() map[string]uint64 {
+	m := make(map[string]uint64, len(qpackStatic))
+	for i := len(qpackStatic) - 1; i >= 0; i-- {
+		m[qpackStatic[i].name] = uint64(i)
+	}
+	return m
+}()
+
+// staticStatus returns the static table index of ":status: code", or -1.
+func staticStatus(code int) int {
+	switch code {
+	case 103:
+		return 24
+	case 200:
+		return 25
+	case 304:
+		return 26
+	case 404:
+		return 27
+	case 503:
+		return 28
+	case 100:
+		return 63
+	case 204:
+		return 64
+	case 206:
+		return 65
+	case 302:
+		return 66
+	case 400:
+		return 67
+	case 403:
+		return 68
+	case 421:
+		return 69
+	case 425:
+		return 70
+	case 500:
+		return 71
+	}
+	return -1
+}
+
+// appendPrefixInt appends v as a prefixed integer (RFC 9204 §4.1.1) whose
+// prefix is the low n bits of a first byte carrying the bits of first.
+func appendPrefixInt(dst []byte, first byte, n uint, v uint64) []byte {
+	max := uint64(1)<<n - 1
+	if v < max {
+		return append(dst, first|byte(v))
+	}
+	dst = append(dst, first|byte(max))
+	v -= max
+	for v >= 0x80 {
+		dst = append(dst, byte(v)|0x80)
+		v >>= 7
+	}
+	return append(dst, byte(v))
+}
+
+// field appends a literal field line (RFC 9204 §4.5.4 with a static name
+// reference, else §4.5.6), without Huffman coding and with N clear.
+func (e *fieldEncoder) field(name, value string) {
+	if idx, ok := staticName[name]; ok {
+		e.buf = appendPrefixInt(e.buf, 0x50, 4, idx) // 01 N=0 T=1 (static)
+	} else {
+		e.buf = appendPrefixInt(e.buf, 0x20, 3, uint64(len(name))) // 001 N=0 H=0
+		e.buf = append(e.buf, name...)
+	}
+	e.buf = appendPrefixInt(e.buf, 0x00, 7, uint64(len(value))) // H=0
+	e.buf = append(e.buf, value...)
 }
 
 // appendHeaders appends a HEADERS frame carrying status (when > 0), the valid
@@ -332,14 +393,17 @@ func (e *fieldEncoder) Write(p []byte) (int, error) {
 // ones (ValidResponseField) are left out, and, for a trailer section (status
 // 0), those ForbiddenTrailer names.
 func (e *fieldEncoder) appendHeaders(dst []byte, status int, header []httpmsg.Field, date bool, contentLength int64) []byte {
-	if e.enc == nil {
-		e.enc = qpack.NewEncoder(e)
-	}
-	e.buf = e.buf[:0]
+	// §4.5.1: Required Insert Count 0 and Base 0, as no field line references
+	// a dynamic table.
+	e.buf = append(e.buf[:0], 0, 0)
 	var lower [64]byte
 	if status > 0 {
-		var sb [3]byte
-		_ = e.enc.WriteField(qpack.HeaderField{Name: ":status", Value: bytesconv.B2S(strconv.AppendInt(sb[:0], int64(status), 10))})
+		if idx := staticStatus(status); idx >= 0 {
+			e.buf = appendPrefixInt(e.buf, 0xc0, 6, uint64(idx)) // 1 T=1 (static)
+		} else {
+			var sb [3]byte
+			e.field(":status", bytesconv.B2S(strconv.AppendInt(sb[:0], int64(status), 10)))
+		}
 	}
 	for _, f := range header {
 		if !httpmsg.ValidResponseField(f.Name, f.Value) {
@@ -358,7 +422,7 @@ func (e *fieldEncoder) appendHeaders(dst []byte, status int, header []httpmsg.Fi
 				}
 				b = append(b, c)
 			}
-			name = bytesconv.B2S(b) // read by WriteField at once, never kept
+			name = bytesconv.B2S(b) // copied by field at once, never kept
 		}
 		if connectionSpecific(name) || name == "content-length" || name == "date" {
 			continue
@@ -366,20 +430,15 @@ func (e *fieldEncoder) appendHeaders(dst []byte, status int, header []httpmsg.Fi
 		if status == 0 && httpmsg.ForbiddenTrailer(name) {
 			continue
 		}
-		_ = e.enc.WriteField(qpack.HeaderField{Name: name, Value: f.Value})
+		e.field(name, f.Value)
 	}
 	if date {
-		_ = e.enc.WriteField(qpack.HeaderField{Name: "date", Value: bytesconv.B2S(bytesconv.Date())})
+		e.field("date", bytesconv.B2S(bytesconv.Date()))
 	}
 	if contentLength >= 0 {
 		var nb [20]byte
-		_ = e.enc.WriteField(qpack.HeaderField{Name: "content-length", Value: bytesconv.B2S(strconv.AppendInt(nb[:0], contentLength, 10))})
+		e.field("content-length", bytesconv.B2S(strconv.AppendInt(nb[:0], contentLength, 10)))
 	}
-	if len(e.buf) == 0 {
-		// An empty trailer section still needs its prefix (RFC 9204 §4.5.1).
-		e.buf = append(e.buf, 0, 0)
-	}
-	_ = e.enc.Close()
 	dst = appendFrameHeader(dst, frameHeaders, uint64(len(e.buf)))
 	return append(dst, e.buf...)
 }

@@ -3,6 +3,10 @@ package celerish3
 import (
 	"bytes"
 	"errors"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/celeris-dev/celeris/internal/httpmsg"
@@ -104,11 +108,11 @@ func TestDecodeRequestHead(t *testing.T) {
 	}
 	for _, tt := range tests {
 		var req httpmsg.Request
-		err := decodeRequestHead(block(tt.fields...), &req, 64<<10)
+		err := decodeRequestHead(block(tt.fields...), &req, 64<<10, nil)
 		wantCode(t, tt.name, err, tt.code, false)
 	}
 	var req httpmsg.Request
-	if err := decodeRequestHead(block(with("accept", "*/*", "content-length", "7")...), &req, 64<<10); err != nil {
+	if err := decodeRequestHead(block(with("accept", "*/*", "content-length", "7")...), &req, 64<<10, nil); err != nil {
 		t.Fatal(err)
 	}
 	if req.Method != "GET" || req.Path != "/a" || req.RawQuery != "b=c" || req.RequestURI != "/a?b=c" ||
@@ -124,7 +128,7 @@ func TestDecodeRequestHead(t *testing.T) {
 func TestFieldSectionLimits(t *testing.T) {
 	var req httpmsg.Request
 	big := with("x", string(bytes.Repeat([]byte{'a'}, 1000)))
-	if err := decodeRequestHead(block(big...), &req, 1000); err != errFieldsTooLarge {
+	if err := decodeRequestHead(block(big...), &req, 1000, nil); err != errFieldsTooLarge {
 		t.Fatalf("over the limit: %v", err)
 	}
 	for name, b := range map[string][]byte{
@@ -134,20 +138,20 @@ func TestFieldSectionLimits(t *testing.T) {
 		"static index past table": {0x00, 0x00, 0xff, 0x70},
 	} {
 		req = httpmsg.Request{}
-		wantCode(t, name, decodeRequestHead(b, &req, 64<<10), ErrCodeQPACKDecompressionFailed, true)
+		wantCode(t, name, decodeRequestHead(b, &req, 64<<10, nil), ErrCodeQPACKDecompressionFailed, true)
 	}
 }
 
 // TestDecodeTrailers: RFC 9114 §4.3, no pseudo-header fields in trailers.
 func TestDecodeTrailers(t *testing.T) {
 	var req httpmsg.Request
-	wantCode(t, "valid", decodeTrailers(block("x-sum", "1"), &req, 1<<10), 0, false)
+	wantCode(t, "valid", decodeTrailers(block("x-sum", "1"), &req, 1<<10, nil), 0, false)
 	if len(req.Trailer) != 1 || req.Trailer[0].Name != "x-sum" {
 		t.Fatalf("trailer %v", req.Trailer)
 	}
-	wantCode(t, "pseudo", decodeTrailers(block(":path", "/"), &req, 1<<10), ErrCodeMessage, false)
-	wantCode(t, "connection", decodeTrailers(block("connection", "x"), &req, 1<<10), ErrCodeMessage, false)
-	wantCode(t, "upper case", decodeTrailers(block("X-Sum", "1"), &req, 1<<10), ErrCodeMessage, false)
+	wantCode(t, "pseudo", decodeTrailers(block(":path", "/"), &req, 1<<10, nil), ErrCodeMessage, false)
+	wantCode(t, "connection", decodeTrailers(block("connection", "x"), &req, 1<<10, nil), ErrCodeMessage, false)
+	wantCode(t, "upper case", decodeTrailers(block("X-Sum", "1"), &req, 1<<10, nil), ErrCodeMessage, false)
 }
 
 // TestRequestFrameRule: RFC 9114 §4.1 and §7 on a request stream.
@@ -347,7 +351,7 @@ func TestAppendHeaders(t *testing.T) {
 		t.Fatalf("frame %d %d", typ, length)
 	}
 	var got []string
-	err := decodeFields(out[n:], 1<<20, func(name, value string) error {
+	err := decodeFields(out[n:], 1<<20, nil, func(name, value string) error {
 		got = append(got, name+"="+value)
 		return nil
 	})
@@ -358,7 +362,7 @@ func TestAppendHeaders(t *testing.T) {
 	out = e.appendHeaders(nil, 0, []httpmsg.Field{{Name: "X-Sum", Value: "1"}, {Name: "Content-Type", Value: "x"}}, false, -1)
 	_, _, n = parseFrameHeader(out)
 	got = got[:0]
-	if err := decodeFields(out[n:], 1<<20, func(name, value string) error {
+	if err := decodeFields(out[n:], 1<<20, nil, func(name, value string) error {
 		got = append(got, name+"="+value)
 		return nil
 	}); err != nil || len(got) != 1 || got[0] != "x-sum=1" {
@@ -372,5 +376,67 @@ func TestErrCodeString(t *testing.T) {
 	}
 	if !errors.Is(errTruncated, errTruncated) {
 		t.Fatal()
+	}
+}
+
+// TestStaticStatus: staticStatus agrees with the static table (RFC 9204
+// Appendix A) for every status code.
+func TestStaticStatus(t *testing.T) {
+	for code := 100; code < 600; code++ {
+		want := -1
+		for i, e := range qpackStatic {
+			if e.name == ":status" && e.value == strconv.Itoa(code) {
+				want = i
+			}
+		}
+		if got := staticStatus(code); got != want {
+			t.Errorf("staticStatus(%d) = %d, want %d", code, got, want)
+		}
+	}
+}
+
+// TestAppendHeadersQPACK: github.com/quic-go/qpack's decoder reads the
+// server's sections as the server meant them: static :status indexes and
+// literal ones, static name references, literal names, long names and values
+// (multi-byte prefixed integers), empty values.
+func TestAppendHeadersQPACK(t *testing.T) {
+	long := strings.Repeat("v", 300)
+	for _, status := range []int{200, 404, 500, 418, 299, 0} {
+		var e fieldEncoder
+		header := []httpmsg.Field{
+			{Name: "Content-Type", Value: "text/plain; charset=utf-8"}, {Name: "x-custom", Value: ""},
+			{Name: "x-" + strings.Repeat("n", 40), Value: long}, {Name: "server", Value: "celeris"},
+			{Name: "set-cookie", Value: "a=b"}, {Name: "access-control-allow-origin", Value: "*"},
+		}
+		out := e.appendHeaders(nil, status, header, status != 0, 12345)
+		_, length, n := parseFrameHeader(out)
+		if int(length) != len(out)-n {
+			t.Fatalf("%d: frame length %d of %d", status, length, len(out)-n)
+		}
+		var got []string
+		next := qpack.NewDecoder().Decode(out[n:])
+		for {
+			hf, err := next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatalf("%d: %v", status, err)
+			}
+			if hf.Name != "date" {
+				got = append(got, hf.Name+"="+hf.Value)
+			}
+		}
+		want := []string{"content-type=text/plain; charset=utf-8", "x-custom=", "x-" + strings.Repeat("n", 40) + "=" + long,
+			"server=celeris", "set-cookie=a=b", "access-control-allow-origin=*", "content-length=12345"}
+		if status > 0 {
+			want = append([]string{":status=" + strconv.Itoa(status)}, want...)
+		} else {
+			want = slices.DeleteFunc(want, func(s string) bool { return strings.HasPrefix(s, "content-") || strings.HasPrefix(s, "set-cookie") })
+			want = append(want, "content-length=12345")
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("%d:\n got %q\nwant %q", status, got, want)
+		}
 	}
 }

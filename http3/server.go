@@ -95,6 +95,7 @@ type Server struct {
 	ln       listener
 	tr       *quic.Transport
 	conns    map[*conn]struct{}
+	workers  *workers // the request streams' goroutines
 	draining bool
 	stopped  bool
 }
@@ -114,7 +115,7 @@ func Enable(s *celeris.Server, cfg Config) *Server {
 }
 
 func newServer(handler httpmsg.Handler, cfg Config) *Server {
-	return &Server{cfg: cfg, handler: handler, ready: make(chan struct{}), conns: make(map[*conn]struct{})}
+	return &Server{cfg: cfg, handler: handler, ready: make(chan struct{}), conns: make(map[*conn]struct{}), workers: newWorkers()}
 }
 
 // Serve listens on UDP and serves HTTP/3 until Stop (celeris.Transport).
@@ -284,6 +285,7 @@ func (h *Server) Stop(ctx context.Context) error {
 	}
 	tr := h.tr
 	h.mu.Unlock()
+	h.workers.stop()
 	for _, c := range conns {
 		_ = c.qc.CloseWithError(quic.ApplicationErrorCode(ErrCodeNoError), "server stopped")
 	}

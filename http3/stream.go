@@ -19,11 +19,14 @@ import (
 // one Read at a time, and closed from any (closed).
 type reqStream struct {
 	c   *conn
-	str *quic.Stream
+	str stream
 	req httpmsg.Request
-	ctx context.Context // the request's: cancelled by a client reset, the end of the connection or the request
-	w   responseWriter
-	br  bodyReader
+	// arena holds the bytes of the request's literal field strings, which
+	// req's strings view: valid until reset, after Serve returned.
+	arena fieldArena
+	ctx   context.Context // the request's: cancelled by a client reset, the end of the connection or the request
+	w     responseWriter
+	br    bodyReader
 
 	buf  []byte // read buffer: unread bytes are buf[r:n]
 	r, n int
@@ -37,6 +40,20 @@ type reqStream struct {
 	closed                  atomic.Bool
 }
 
+// stream is what a request stream uses of a *quic.Stream; the allocation test
+// serves a request through a stream in memory.
+type stream interface {
+	Read(p []byte) (int, error)
+	Write(p []byte) (int, error)
+	Close() error
+	CancelRead(code quic.StreamErrorCode)
+	CancelWrite(code quic.StreamErrorCode)
+	SetReadDeadline(t time.Time) error
+	StreamID() quic.StreamID
+}
+
+var _ stream = (*quic.Stream)(nil)
+
 var streamPool = sync.Pool{New: func() any {
 	s := &reqStream{buf: make([]byte, 0, 4<<10)}
 	s.w.s = s
@@ -48,6 +65,7 @@ var streamPool = sync.Pool{New: func() any {
 // read buffer grew past 64 KiB without it).
 func (s *reqStream) reset() {
 	s.req.Reset()
+	s.arena.reset()
 	httpmsg.ClearFields(s.req.Header[:cap(s.req.Header)])
 	httpmsg.ClearFields(s.req.Trailer[:cap(s.req.Trailer)])
 	s.w.reset()
@@ -175,7 +193,7 @@ func (s *reqStream) readHead() error {
 			return err
 		}
 		s.sawHeaders = true
-		return decodeRequestHead(block, &s.req, limit)
+		return decodeRequestHead(block, &s.req, limit, &s.arena)
 	}
 }
 
@@ -288,7 +306,7 @@ func (s *reqStream) nextBodyFrame() error {
 				return s.readError(err)
 			}
 			s.sawTrailers = true
-			if err := decodeTrailers(block, &s.req, limit); err != nil {
+			if err := decodeTrailers(block, &s.req, limit, &s.arena); err != nil {
 				return s.readError(err)
 			}
 		default: // DATA
@@ -340,9 +358,14 @@ func (s *reqStream) resetStream(code ErrCode) {
 // serve runs the request on the stream's goroutine: head, handler, response,
 // then the end of the stream.
 func (s *reqStream) serve(ctx context.Context) {
-	srv := s.c.srv
 	s.req.RemoteAddr = s.c.qc.RemoteAddr()
 	s.req.TLS = s.c.tls()
+	s.handle(ctx)
+}
+
+// handle is serve after the connection's facts are in the request.
+func (s *reqStream) handle(ctx context.Context) {
+	srv := s.c.srv
 	s.req.StreamID = uint32(s.str.StreamID())
 	s.ctx = ctx
 	// The header section must arrive within the read-header timeout: a stream

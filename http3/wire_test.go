@@ -132,7 +132,7 @@ func status(t *testing.T, resp []byte) string {
 		t.Fatalf("response %q", resp)
 	}
 	st := ""
-	_ = decodeFields(resp[n:n+int(length)], 1<<20, func(name, value string) error {
+	_ = decodeFields(resp[n:n+int(length)], 1<<20, nil, func(name, value string) error {
 		if name == ":status" {
 			st = value
 		}
