@@ -6,7 +6,6 @@ import (
 	"crypto/tls"
 	"encoding/base64"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -14,12 +13,13 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/quic-go/quic-go/http3"
+
+	"github.com/celeris-dev/celeris/internal/browsertest"
 )
 
 // TestDemoChromiumHTTP3: headless Chromium, forced onto QUIC for the demo's
@@ -34,37 +34,25 @@ import (
 // on a fixed time, and closes the browser through it so that the net-log is
 // complete.
 func TestDemoChromiumHTTP3(t *testing.T) {
-	chromium, err := exec.LookPath("chromium")
-	if err != nil {
-		t.Skip("chromium not installed (apt-get install -y chromium)")
-	}
 	origin := startDemo(t, "-addr", "127.0.0.1:0", "-tls-addr", "127.0.0.1:0")
 	spki := certSPKI(t, origin)
 
-	dir := t.TempDir()
-	netlog := filepath.Join(dir, "netlog.json")
-	b := startBrowser(t, chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-		"--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--user-data-dir="+filepath.Join(dir, "profile"), "--enable-quic",
+	netlog := filepath.Join(t.TempDir(), "netlog.json")
+	b := browsertest.Start(t, browsertest.Chromium(t), "--enable-quic",
 		"--origin-to-force-quic-on="+origin, "--ignore-certificate-errors-spki-list="+spki,
-		"--log-net-log="+netlog, "about:blank")
+		"--log-net-log="+netlog)
 
-	session := b.openPage(t, "https://"+origin+"/")
-	const markers = `["proto","ws","sse"].map(id => (document.getElementById(id) || {}).textContent).join(" ")`
-	var got string
 	deadline := time.Now().Add(60 * time.Second)
-	for {
-		got = b.evaluate(t, session, markers)
-		if got == "h3 ok ok" {
-			break
-		}
-		if time.Now().After(deadline) {
-			log := b.evaluate(t, session, `(document.getElementById("log") || {}).textContent`)
-			t.Fatalf("page markers (proto ws sse) %q, want \"h3 ok ok\"; page log:\n%s", got, log)
-		}
-		time.Sleep(50 * time.Millisecond)
+	page, err := b.Open(deadline, "https://"+origin+"/")
+	if err != nil {
+		t.Fatal(err)
 	}
-	b.close(t)
+	const markers = `["proto","ws","sse"].map(id => (document.getElementById(id) || {}).textContent).join(" ")`
+	if got, err := page.Poll(deadline, markers, func(v string) (bool, error) { return v == "h3 ok ok", nil }); err != nil {
+		log, _ := page.Eval(time.Now().Add(5*time.Second), `(document.getElementById("log") || {}).textContent`)
+		t.Fatalf("page markers (proto ws sse) %q, want \"h3 ok ok\": %v; page log:\n%s", got, err, log)
+	}
+	b.Close() // completes the net-log
 
 	checkNetLog(t, netlog, origin)
 }
@@ -156,186 +144,6 @@ func certSPKI(t *testing.T, addr string) string {
 	defer c.Close()
 	sum := sha256.Sum256(c.ConnectionState().PeerCertificates[0].RawSubjectPublicKeyInfo)
 	return base64.StdEncoding.EncodeToString(sum[:])
-}
-
-// browser drives a Chromium started with --remote-debugging-pipe: DevTools
-// protocol messages are NUL-terminated JSON on its fds 3 (ours to write) and 4
-// (ours to read).
-type browser struct {
-	cmd    *exec.Cmd
-	w      *os.File
-	stderr *strings.Builder
-
-	mu      sync.Mutex
-	nextID  int
-	waiters map[int]chan cdpMessage
-	done    chan struct{} // closed when the read pipe ends
-	exited  chan struct{} // closed when the process has exited
-}
-
-type cdpMessage struct {
-	ID     int             `json:"id"`
-	Result json.RawMessage `json:"result"`
-	Error  *struct {
-		Message string `json:"message"`
-	} `json:"error"`
-}
-
-func startBrowser(t *testing.T, chromium string, args ...string) *browser {
-	t.Helper()
-	inR, inW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := &browser{w: inW, stderr: new(strings.Builder), waiters: map[int]chan cdpMessage{}, done: make(chan struct{})}
-	b.cmd = exec.Command(chromium, append([]string{"--remote-debugging-pipe"}, args...)...)
-	b.cmd.ExtraFiles = []*os.File{inR, outW} // fds 3 and 4
-	b.cmd.Stderr = &lockedWriter{b: b.stderr}
-	if err := b.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	inR.Close()
-	outW.Close()
-	exited := make(chan struct{})
-	b.exited = exited
-	go func() { _ = b.cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		inW.Close()
-		select {
-		case <-exited:
-		case <-time.After(10 * time.Second):
-			_ = b.cmd.Process.Kill()
-			<-exited
-		}
-		outR.Close()
-	})
-	go func() {
-		defer close(b.done)
-		r := bufio.NewReader(outR)
-		for {
-			msg, err := r.ReadBytes(0)
-			if err != nil {
-				return
-			}
-			var m cdpMessage
-			if json.Unmarshal(msg[:len(msg)-1], &m) != nil || m.ID == 0 {
-				continue // an event
-			}
-			b.mu.Lock()
-			ch := b.waiters[m.ID]
-			delete(b.waiters, m.ID)
-			b.mu.Unlock()
-			if ch != nil {
-				ch <- m
-			}
-		}
-	}()
-	return b
-}
-
-type lockedWriter struct {
-	mu sync.Mutex
-	b  *strings.Builder
-}
-
-func (w *lockedWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.b.Len() < 64<<10 {
-		w.b.Write(p)
-	}
-	return len(p), nil
-}
-
-// call sends one DevTools command (to the page session when session is not
-// empty) and decodes its result into out.
-func (b *browser) call(t *testing.T, session, method string, params any, out any) {
-	t.Helper()
-	b.mu.Lock()
-	b.nextID++
-	id := b.nextID
-	ch := make(chan cdpMessage, 1)
-	b.waiters[id] = ch
-	b.mu.Unlock()
-	req := map[string]any{"id": id, "method": method, "params": params}
-	if session != "" {
-		req["sessionId"] = session
-	}
-	msg, _ := json.Marshal(req)
-	if _, err := b.w.Write(append(msg, 0)); err != nil {
-		t.Fatalf("%s: %v", method, err)
-	}
-	select {
-	case m := <-ch:
-		if m.Error != nil {
-			t.Fatalf("%s: %s", method, m.Error.Message)
-		}
-		if out != nil {
-			if err := json.Unmarshal(m.Result, out); err != nil {
-				t.Fatalf("%s: %v", method, err)
-			}
-		}
-	case <-b.done:
-		t.Fatalf("%s: chromium closed its DevTools pipe; stderr:\n%s", method, b.stderrText())
-	case <-time.After(30 * time.Second):
-		t.Fatalf("%s: no answer from chromium in 30s; stderr:\n%s", method, b.stderrText())
-	}
-}
-
-func (b *browser) stderrText() string {
-	lw := b.cmd.Stderr.(*lockedWriter)
-	lw.mu.Lock()
-	defer lw.mu.Unlock()
-	return lw.b.String()
-}
-
-// openPage opens url in a new tab and returns the DevTools session attached
-// to it.
-func (b *browser) openPage(t *testing.T, url string) string {
-	t.Helper()
-	var target struct {
-		TargetID string `json:"targetId"`
-	}
-	b.call(t, "", "Target.createTarget", map[string]any{"url": url}, &target)
-	var attached struct {
-		SessionID string `json:"sessionId"`
-	}
-	b.call(t, "", "Target.attachToTarget", map[string]any{"targetId": target.TargetID, "flatten": true}, &attached)
-	return attached.SessionID
-}
-
-// evaluate returns the string value of expr in the page.
-func (b *browser) evaluate(t *testing.T, session, expr string) string {
-	t.Helper()
-	var res struct {
-		Result struct {
-			Value any `json:"value"`
-		} `json:"result"`
-	}
-	b.call(t, session, "Runtime.evaluate", map[string]any{"expression": expr, "returnByValue": true}, &res)
-	return fmt.Sprint(res.Result.Value)
-}
-
-// close asks Chromium to exit (which completes its net-log) and waits for the
-// pipe to end.
-func (b *browser) close(t *testing.T) {
-	t.Helper()
-	b.mu.Lock()
-	b.nextID++
-	msg, _ := json.Marshal(map[string]any{"id": b.nextID, "method": "Browser.close"})
-	b.mu.Unlock()
-	if _, err := b.w.Write(append(msg, 0)); err != nil {
-		t.Fatalf("Browser.close: %v", err)
-	}
-	select {
-	case <-b.exited:
-	case <-time.After(30 * time.Second):
-		t.Fatal("chromium did not exit on Browser.close")
-	}
 }
 
 // netLog is the part of Chromium's --log-net-log JSON that checkNetLog reads:

@@ -61,6 +61,8 @@ type Browser struct {
 	r        *bufio.Reader // reads fromRd
 	id       int           // the last command's id
 	stderr   stderrBuf
+	stop     func() // ends Chromium; run once, by Close
+	stopOnce sync.Once
 }
 
 // Start starts Chromium at path, headless, with flags added to its command
@@ -100,7 +102,7 @@ func Start(t testing.TB, path string, flags ...string) *Browser {
 	// Chromium exits.
 	cmdIn.Close()
 	cmdOut.Close()
-	t.Cleanup(func() {
+	b.stop = func() {
 		// Browser.close ends Chromium and its helper processes in order; a
 		// kill is the fallback for a browser that does not answer.
 		_ = b.Call(time.Now().Add(5*time.Second), "", "Browser.close", nil, nil)
@@ -118,9 +120,16 @@ func Start(t testing.TB, path string, flags ...string) *Browser {
 		cancel()
 		toChrome.Close()
 		fromRd.Close()
-	})
+	}
+	t.Cleanup(b.Close)
 	return b
 }
+
+// Close ends Chromium (Browser.close, then a kill if it does not exit within
+// 10 s) and waits for it to exit, so that whatever it writes on exit (a
+// --log-net-log file) is complete. The test's cleanup calls it too; a second
+// call does nothing.
+func (b *Browser) Close() { b.stopOnce.Do(b.stop) }
 
 // ProtocolError is an error that Chromium reported in its reply to a
 // command, or an exception thrown by an evaluated expression. Chromium is
