@@ -115,7 +115,7 @@ func FuzzDecodeRequestHead(f *testing.F) {
 			t.Fatalf("accepted %+v", req)
 		}
 		for _, fl := range req.Header {
-			if validField(fl.Name, fl.Value) != "" || fl.Name[0] == ':' || connectionSpecific(fl.Name) {
+			if httpmsg.CheckField(fl.Name, fl.Value) != "" || fl.Name[0] == ':' || connectionSpecific(fl.Name) {
 				t.Fatalf("stored field %q: %q", fl.Name, fl.Value)
 			}
 		}

@@ -63,7 +63,7 @@ func decodeRequestHead(block []byte, req *httpmsg.Request, maxSize uint64, arena
 	h := requestHead{contentLength: -1}
 	regular := false
 	err := decodeFields(block, maxSize, arena, func(name, value string) error {
-		if msg := validField(name, value); msg != "" {
+		if msg := httpmsg.CheckField(name, value); msg != "" {
 			return malformed(msg)
 		}
 		if name[0] == ':' {
@@ -222,7 +222,7 @@ func (h *requestHead) check() string {
 // decodeTrailers decodes a trailer section into req.Trailer (RFC 9114 §4.1).
 func decodeTrailers(block []byte, req *httpmsg.Request, maxSize uint64, arena *fieldArena) error {
 	return decodeFields(block, maxSize, arena, func(name, value string) error {
-		if msg := validField(name, value); msg != "" {
+		if msg := httpmsg.CheckField(name, value); msg != "" {
 			return malformed(msg)
 		}
 		if name[0] == ':' {
@@ -237,58 +237,7 @@ func decodeTrailers(block []byte, req *httpmsg.Request, maxSize uint64, arena *f
 	})
 }
 
-// validField checks a field against RFC 9114 §4.2 and RFC 9110 §5: names are
-// tokens in lower case ("A request or response containing uppercase characters
-// in field names MUST be treated as malformed"), values hold no NUL, CR or LF
-// and no leading or trailing whitespace; :authority and Host carry an
-// authority without userinfo (RFC 9114 §4.3.1).
-func validField(name, value string) string {
-	if name == "" {
-		return "empty field name"
-	}
-	start := 0
-	if name[0] == ':' {
-		start = 1
-	}
-	if start == len(name) {
-		return "invalid field name"
-	}
-	for i := start; i < len(name); i++ {
-		if !isLowerTchar[name[i]] {
-			return "invalid field name"
-		}
-	}
-	for i := 0; i < len(value); i++ {
-		if b := value[i]; b == 0 || b == '\r' || b == '\n' {
-			return "invalid field value"
-		}
-	}
-	if n := len(value); n > 0 && (isSpace(value[0]) || isSpace(value[n-1])) {
-		return "field value with surrounding whitespace"
-	}
-	if (name == ":authority" || name == "host") && !httpmsg.ValidAuthority(bytesconv.S2B(value)) {
-		return "invalid authority"
-	}
-	return ""
-}
-
-func isSpace(b byte) bool { return b == ' ' || b == '\t' }
-
-func isTchar(b byte) bool { return isLowerTchar[b] || ('A' <= b && b <= 'Z') }
-
-// isLowerTchar marks the token characters of RFC 9110 §5.6.2 except upper case.
-var isLowerTchar = func() (t [256]bool) {
-	for c := '0'; c <= '9'; c++ {
-		t[c] = true
-	}
-	for c := 'a'; c <= 'z'; c++ {
-		t[c] = true
-	}
-	for _, c := range "!#$%&'*+-.^_`|~" {
-		t[c] = true
-	}
-	return t
-}()
+func isTchar(b byte) bool { return httpmsg.LowerTchar[b] || ('A' <= b && b <= 'Z') }
 
 // connectionSpecific reports the fields RFC 9114 §4.2 forbids, for a name
 // in lower case.

@@ -256,7 +256,7 @@ func skipHpackString(p []byte, i int) (int, bool) {
 // onField is the HPACK decoder's emit function: it validates one field (RFC 9113
 // §8.2, §8.3) and stores it in the target request (takeField).
 func (c *Conn) onField(f hpack.HeaderField) {
-	msg := validField(f.Name, f.Value)
+	msg := httpmsg.CheckField(f.Name, f.Value)
 	if c.dc.recording {
 		c.dc.fields = append(c.dc.fields, cachedField{f, msg})
 	}
@@ -357,59 +357,6 @@ func (hb *headerBlock) pseudoField(name, value string) string {
 	}
 	return ""
 }
-
-// validField checks a field against RFC 9113 §8.2.1: lower-case token names,
-// values without NUL, CR, LF or surrounding whitespace; and :authority and Host
-// against §8.3.1 (an authority without userinfo).
-func validField(name, value string) string {
-	if name == "" {
-		return "empty field name"
-	}
-	start := 0
-	if name[0] == ':' {
-		start = 1
-	}
-	for i := start; i < len(name); i++ {
-		if !isLowerTchar[name[i]] {
-			return "invalid field name"
-		}
-	}
-	for i := 0; i < len(value); i++ {
-		if b := value[i]; b == 0 || b == '\r' || b == '\n' {
-			return "invalid field value"
-		}
-	}
-	if n := len(value); n > 0 && (isSpace(value[0]) || isSpace(value[n-1])) {
-		return "field value with surrounding whitespace"
-	}
-	if (name == ":authority" || name == "host") && !httpmsg.ValidAuthority(bytesconv.S2B(value)) {
-		// RFC 9113 §8.3.1: ":authority ... MUST NOT include the deprecated
-		// userinfo subcomponent"; it and Host carry the authority of an http(s)
-		// URI, uri-host [ ":" port ] (RFC 9110 §4.2, RFC 3986 §3.2), and "If these
-		// fields are present, they MUST NOT be empty". Anything else (spaces,
-		// control or non-ASCII bytes, a port that is not digits) makes the request
-		// malformed (§8.1.1). The verdict is stored in the decode cache with the
-		// field, so a repeated block is not checked again.
-		return "invalid authority"
-	}
-	return ""
-}
-
-func isSpace(b byte) bool { return b == ' ' || b == '\t' }
-
-// isLowerTchar marks the token characters of RFC 9110 §5.6.2 except upper case.
-var isLowerTchar = func() (t [256]bool) {
-	for c := '0'; c <= '9'; c++ {
-		t[c] = true
-	}
-	for c := 'a'; c <= 'z'; c++ {
-		t[c] = true
-	}
-	for _, c := range "!#$%&'*+-.^_`|~" {
-		t[c] = true
-	}
-	return t
-}()
 
 // endHeaders acts on a complete header block.
 func (c *Conn) endHeaders() error {

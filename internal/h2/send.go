@@ -360,7 +360,7 @@ func (c *Conn) writeHeaders(s *stream, status int, fields []httpmsg.Field, lengt
 // caller knows it). Invalid fields are dropped, as on HTTP/1.1.
 func validResponseField(name, value string) bool {
 	for i := 0; i < len(name); i++ {
-		if b := name[i]; !isLowerTchar[b] && (b < 'A' || b > 'Z') {
+		if b := name[i]; !httpmsg.LowerTchar[b] && (b < 'A' || b > 'Z') {
 			return false
 		}
 	}
