@@ -273,19 +273,7 @@ func (cn *Conn) OnData(in []byte) (int, error) {
 			if len(cn.batch) > 0 {
 				break // answer the earlier requests first; the error comes after them
 			}
-			if !cn.served && err != errMethodTooLong && err != errMethod && notHTTP(in[consumed:]) {
-				// Not HTTP/1.x at all (e.g. an invalid HTTP/2 preface): an HTTP/1.1
-				// error response means nothing to this peer; close (RFC 9112 §2.2
-				// says SHOULD respond 400, RFC 9113 §3.4 wants the connection gone).
-				// A method too long is refused before its request line ends, so
-				// it always gets its 501 (RFC 9112 §3); a method that is not a
-				// token makes the request line malformed, which gets its 400
-				// (RFC 9112 §3: "method = token"; §2.2: a server that receives an
-				// invalid request-line SHOULD respond with 400).
-				cn.closing = true
-				return consumed, err
-			}
-			return consumed, cn.fail(err)
+			return consumed, cn.refuseHead(in[consumed:], err)
 		}
 		cn.served = true
 		r := &cn.parse
@@ -310,17 +298,7 @@ func (cn *Conn) OnData(in []byte) (int, error) {
 			ex.inline = false
 		}
 		if mayStream && !ex.inline {
-			// Dispatch now; the body follows through a pipe as it arrives.
-			ex.pipe = newPipe(cn, ex, r.Expect100)
-			ex.msg.BodyReader = ex.pipe
-			cn.streamEx = ex
-			cn.chunk.Reset()
-			cn.batch = append(cn.batch, ex)
-			cn.submit()
-			if cn.streamEx != nil {
-				consumed += cn.feedPipe(in[consumed:])
-			}
-			return consumed, nil
+			return consumed + cn.dispatchStreamed(ex, r.Expect100, in[consumed:]), nil
 		}
 		if hasBody {
 			if r.Expect100 {
@@ -346,6 +324,40 @@ func (cn *Conn) OnData(in []byte) (int, error) {
 		cn.submit()
 	}
 	return consumed, nil
+}
+
+// refuseHead answers a head that ParseHead refused (event loop) and returns the
+// error that ends the connection. in starts at the refused head.
+func (cn *Conn) refuseHead(in []byte, err error) error {
+	if !cn.served && err != errMethodTooLong && err != errMethod && notHTTP(in) {
+		// Not HTTP/1.x at all (e.g. an invalid HTTP/2 preface): an HTTP/1.1
+		// error response means nothing to this peer; close (RFC 9112 §2.2
+		// says SHOULD respond 400, RFC 9113 §3.4 wants the connection gone).
+		// A method too long is refused before its request line ends, so
+		// it always gets its 501 (RFC 9112 §3); a method that is not a
+		// token makes the request line malformed, which gets its 400
+		// (RFC 9112 §3: "method = token"; §2.2: a server that receives an
+		// invalid request-line SHOULD respond with 400).
+		cn.closing = true
+		return err
+	}
+	return cn.fail(err)
+}
+
+// dispatchStreamed submits ex at once (event loop); its body follows through a
+// pipe as it arrives, starting with what in holds after the head. It returns how
+// many bytes of in the pipe took.
+func (cn *Conn) dispatchStreamed(ex *exchange, expect100 bool, in []byte) int {
+	ex.pipe = newPipe(cn, ex, expect100)
+	ex.msg.BodyReader = ex.pipe
+	cn.streamEx = ex
+	cn.chunk.Reset()
+	cn.batch = append(cn.batch, ex)
+	cn.submit()
+	if cn.streamEx != nil {
+		return cn.feedPipe(in)
+	}
+	return 0
 }
 
 // skipReparse reports whether an incomplete head that grew a little still cannot
