@@ -74,31 +74,7 @@ func newNetRequest(c *Context, ctx context.Context) (*http.Request, *adaptBody) 
 	}
 	method, target, path, host = a.take(len(method)), a.take(len(target)), a.take(len(path)), a.take(len(host))
 
-	header := make(http.Header, hdrs)
-	vals := make([]string, hdrs) // one backing array for single-valued fields, as net/textproto does
-	vi := 0
-	for i := range req.Header {
-		f := &req.Header[i]
-		if skipRequestField(f.Name) {
-			continue
-		}
-		name, value := a.take(len(f.Name)), a.take(len(f.Value))
-		if httpmsg.EqualFold(name, "Host") {
-			if host == "" {
-				host = value
-			}
-			continue // net/http moves Host to r.Host
-		}
-		key := textproto.CanonicalMIMEHeaderKey(name)
-		if vs, ok := header[key]; ok {
-			header[key] = append(vs, value)
-			continue
-		}
-		vals[vi] = value
-		header[key] = vals[vi : vi+1 : vi+1]
-		vi++
-	}
-
+	header, host := netHeader(req, &a, hdrs, host)
 	if p, ok := c.isExtendedConnect(); ok {
 		// RFC 8441: as net/http's HTTP/2 server presents an extended CONNECT
 		// (with extended CONNECT enabled): Method CONNECT, the protocol in
@@ -148,6 +124,38 @@ func newNetRequest(c *Context, ctx context.Context) (*http.Request, *adaptBody) 
 		r.SetPathValue(k, v)
 	}
 	return r, body
+}
+
+// netHeader builds the http.Header of req's hdrs fields that skipRequestField
+// keeps, taking each name and value from a, where newNetRequest copied them in
+// that order. Host moves to r.Host as net/http does: host is returned, or the Host
+// field's value when host is empty.
+func netHeader(req *httpmsg.Request, a *arena, hdrs int, host string) (http.Header, string) {
+	header := make(http.Header, hdrs)
+	vals := make([]string, hdrs) // one backing array for single-valued fields, as net/textproto does
+	vi := 0
+	for i := range req.Header {
+		f := &req.Header[i]
+		if skipRequestField(f.Name) {
+			continue
+		}
+		name, value := a.take(len(f.Name)), a.take(len(f.Value))
+		if httpmsg.EqualFold(name, "Host") {
+			if host == "" {
+				host = value
+			}
+			continue // net/http moves Host to r.Host
+		}
+		key := textproto.CanonicalMIMEHeaderKey(name)
+		if vs, ok := header[key]; ok {
+			header[key] = append(vs, value)
+			continue
+		}
+		vals[vi] = value
+		header[key] = vals[vi : vi+1 : vi+1]
+		vi++
+	}
+	return header, host
 }
 
 // declaredTrailers returns the keys named by Trailer field values, with nil
