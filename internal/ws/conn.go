@@ -14,31 +14,6 @@ import (
 	"github.com/celeris-dev/celeris/internal/work"
 )
 
-// Life of a WebSocket connection (every step on the event loop unless noted):
-//
-// The HTTP layer answered the handshake and handed its connection (or, over
-// HTTP/2, its stream) to a Conn built by NewConn: from then on Conn is that
-// transport's protocol (httpmsg.Proto). OnData feeds the Reader, which unmasks
-// frames into the Conn's buffers: a ping is answered at once from the loop, a
-// close is answered and ends the connection (once the application answered the
-// messages that came before it), and each complete data message is queued: a small one
-// copied into one of the connection's small buffers, a large one in the pooled
-// buffer (internal/bufpool) the reader unmasked it into, handed over. Once OnData
-// queued messages it yields once, so that the worker answers on the loop's thread
-// and its output joins this callback's write. Messages are served on a worker (internal/work) by the
-// application: a blocking handler, which the worker runs for the connection's
-// whole life and which takes messages with ReadMessage; or callbacks, which a
-// worker runs only while messages are queued, so that an idle connection holds no
-// goroutine at all, only its buffers.
-//
-// Writes come from any goroutine: WriteMessage appends a frame to the Conn's
-// output under mu and wakes the loop, which moves it to the transport's output
-// batch (OnWake). A writer blocks while more than outHigh bytes are queued in the
-// Conn and the engine together (a client that does not read), and the loop stops
-// consuming input (and so, through the engine, reading the socket) while more than
-// inHigh bytes of messages wait for the application or outHigh bytes of output for
-// the client: memory stays bounded whatever the client sends or does not read.
-
 // Limits of one connection's queues.
 const (
 	outHigh = 1 << 20  // output queued (Conn and engine) past which writers block
