@@ -38,5 +38,5 @@
 // The connection is server.go (Conn, OnData), batch.go (the worker's batch and its
 // hand-off), outbound.go (the output bound), freelist.go (pooled exchanges),
 // exchange.go and sized.go (one request's response), pipe.go (streamed bodies) and
-// switch.go (101: h2c, WebSocket, Hijack).
+// switch.go (leaving HTTP/1.1: the h2c upgrade, Switch, Hijack).
 package h1
