@@ -109,7 +109,7 @@ type Config struct {
 	DisableExtendedConnect bool
 	// DisableAutoOptions turns off the server's own answer to OPTIONS on a path
 	// that has routes but no OPTIONS route (204 with Allow, through the Use
-	// middleware, so that CORS preflights are answered as before): such a request
+	// middleware, so that the CORS middleware answers preflights): such a request
 	// then gets 405 (target.go). [false]
 	DisableAutoOptions bool
 

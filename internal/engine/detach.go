@@ -31,8 +31,8 @@ import (
 // instead of closing it: it duplicates the fd before gnet closes its own, moves
 // gnet's unsent output to its own writer (takeOutbound), keeps the input gnet had
 // buffered, and goes on
-// driving the protocol from the same event loop's wake-up queue. Output no longer
-// goes through gnet: a goroutine writes it to the duplicate through the runtime's
+// driving the protocol from the same event loop's wake-up queue. Output then
+// bypasses gnet: a goroutine writes it to the duplicate through the runtime's
 // poller, in slices each bounded by the idle timeout. Once the protocol has nothing
 // left to answer, the output is flushed and the socket closed; until then the
 // connection counts as open (graceful shutdown waits for it). A client that closed

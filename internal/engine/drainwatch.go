@@ -10,8 +10,8 @@ import (
 
 // gnet reports nothing when its output buffer drains into the socket. A protocol
 // that waits for the drain (a streaming handler blocked on back-pressure, HTTP/2
-// DATA held back) used to wait for the engine's 100 ms ticker, which left a fast
-// client's socket idle for most of that time. The loop now estimates how fast the
+// DATA held back) would wait for the engine's 100 ms ticker, which would leave a
+// fast client's socket idle for most of that time. So the loop estimates how fast the
 // connection's unsent output drains and arms a timer for when it should be down
 // to the level the protocol waits for. Slow drains (more than tickerPeriod away)
 // are left to the ticker, so timers run only for clients that read fast; a client

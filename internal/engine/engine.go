@@ -319,7 +319,7 @@ func (e *Engine) OnTick() (time.Duration, gnet.Action) {
 		defer ls.connMu.Unlock()
 		for c := range ls.conns {
 			if c.det.Load() != nil {
-				continue // gnet no longer has it; its writer has a deadline
+				continue // detached from gnet; its writer has a deadline
 			}
 			// CompareAndSwap: the loop may have published a new deadline meanwhile.
 			if d := c.deadline.Load(); d != 0 && now > d && c.deadline.CompareAndSwap(d, 0) {
@@ -372,7 +372,7 @@ func (e *Engine) Stop(ctx context.Context) error {
 	return nil
 }
 
-// abortDetached closes the connections gnet no longer had (detach.go): their
+// abortDetached closes the connections detached from gnet (detach.go): their
 // writers return at once. When the loops are gone (stopped), the protocols that
 // were still serving are closed here, since no loop will do it.
 func (e *Engine) abortDetached(stopped bool) {

@@ -9,10 +9,10 @@ package engine
 // When that ring buffer wraps, Peek copies it into a fresh slice which gnet never
 // reuses, and when it empties, gnet returns it to a pool that the next garbage
 // collection clears, so it grows again from a few KiB. Under a fast upload whose
-// handler reads a little slower than the client sends, that was 200 MB of garbage
-// per GiB of body (a 128 KiB copy on every wake-up of the loop, and ring buffers
-// grown again and again): the heap, and with it the process's RSS, grew by some
-// 20 MB at loopback speed.
+// handler reads a little slower than the client sends, that comes to 200 MB of
+// garbage per GiB of body (a 128 KiB copy on every wake-up of the loop, and ring
+// buffers grown again and again): the heap, and with it the process's RSS, grows by
+// some 20 MB at loopback speed.
 //
 // So the engine keeps what the protocol leaves unconsumed itself, in a buffer of
 // its own (conn.in), and gnet's ring buffer stays empty: the protocol is presented

@@ -31,4 +31,12 @@
 // ends at its trailer section's final CRLF, RFC 9112 §7.1); otherwise the
 // connection closes after the answer: body bytes are never parsed as a request
 // (0.CL and Expect desyncs).
+//
+// Files: the parser is parse.go (ParseHead and its refusals), requestline.go,
+// fields.go, framing.go (Content-Length, Transfer-Encoding, Expect) and chars.go;
+// chunked.go decodes chunked bodies; writer.go and status.go write response heads.
+// The connection is server.go (Conn, OnData), batch.go (the worker's batch and its
+// hand-off), outbound.go (the output bound), freelist.go (pooled exchanges),
+// exchange.go and sized.go (one request's response), pipe.go (streamed bodies) and
+// switch.go (leaving HTTP/1.1: the h2c upgrade, Switch, Hijack).
 package h1

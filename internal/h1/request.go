@@ -80,3 +80,58 @@ func (e *Error) Error() string { return e.Reason }
 // StatusCode is the response status for e; the framework's error handler uses it
 // when a streamed body read fails.
 func (e *Error) StatusCode() int { return e.Status }
+
+// Reset clears r for reuse. Headers is left empty and backed by r's inline array.
+func (r *Request) Reset() {
+	n := len(r.Headers)
+	if n > inlineFields || cap(r.Headers) != inlineFields {
+		n = inlineFields
+	}
+	clear(r.inline[:n]) // drop references to the old buffer
+	r.clear(r.inline[:0])
+}
+
+// clear zeroes every field but the inline array (assigning a composite literal
+// would copy the array twice) and sets Headers to h.
+func (r *Request) clear(h []Field) {
+	r.Method, r.URI, r.Path, r.Query = nil, nil, nil, nil
+	r.Major, r.Minor = 0, 0
+	r.Host, r.Headers = nil, h
+	r.ContentLength = -1
+	r.Chunked, r.KeepAlive, r.Expect100, r.UpgradeH2C, r.Upgrade = false, false, false, false, false
+	r.HTTP2Settings = nil
+	r.HeadLen = 0
+}
+
+// Rebase re-points every slice of r from old, the buffer r was parsed from, onto new,
+// a copy of old's first len(new) bytes (len(new) >= r.HeadLen). The slices of r must
+// have been cut from old with two-index slice expressions, as ParseHead does, so
+// that each one's offset in old is cap(old)-cap(s). Headers ends up backed by r's
+// inline array when it holds no more than its 32 fields.
+func (r *Request) Rebase(old, new []byte) {
+	r.Method = rebase(r.Method, old, new)
+	r.URI = rebase(r.URI, old, new)
+	r.Path = rebase(r.Path, old, new)
+	r.Query = rebase(r.Query, old, new)
+	r.Host = rebase(r.Host, old, new)
+	r.HTTP2Settings = rebase(r.HTTP2Settings, old, new)
+	h := r.Headers
+	if len(h) <= inlineFields {
+		// Also covers a Request copied by value, whose Headers still points at the
+		// original's inline array.
+		h = r.inline[:copy(r.inline[:], h)]
+	}
+	for i := range h {
+		h[i].Name = rebase(h[i].Name, old, new)
+		h[i].Value = rebase(h[i].Value, old, new)
+	}
+	r.Headers = h
+}
+
+func rebase(s, old, new []byte) []byte {
+	if s == nil {
+		return nil
+	}
+	off := cap(old) - cap(s)
+	return new[off : off+len(s)]
+}

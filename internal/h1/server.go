@@ -3,13 +3,11 @@ package h1
 import (
 	"bytes"
 	"crypto/tls"
-	"encoding/base64"
 	"errors"
 	"log/slog"
 	"sync"
 	"sync/atomic"
 
-	"github.com/celeris-dev/celeris/internal/bytesconv"
 	"github.com/celeris-dev/celeris/internal/httpmsg"
 	"github.com/celeris-dev/celeris/internal/work"
 )
@@ -275,19 +273,7 @@ func (cn *Conn) OnData(in []byte) (int, error) {
 			if len(cn.batch) > 0 {
 				break // answer the earlier requests first; the error comes after them
 			}
-			if !cn.served && err != errMethodTooLong && err != errMethod && notHTTP(in[consumed:]) {
-				// Not HTTP/1.x at all (e.g. an invalid HTTP/2 preface): an HTTP/1.1
-				// error response means nothing to this peer; close (RFC 9112 §2.2
-				// says SHOULD respond 400, RFC 9113 §3.4 wants the connection gone).
-				// A method too long is refused before its request line ends, so
-				// it always gets its 501 (RFC 9112 §3); a method that is not a
-				// token makes the request line malformed, which gets its 400
-				// (RFC 9112 §3: "method = token"; §2.2: a server that receives an
-				// invalid request-line SHOULD respond with 400).
-				cn.closing = true
-				return consumed, err
-			}
-			return consumed, cn.fail(err)
+			return consumed, cn.refuseHead(in[consumed:], err)
 		}
 		cn.served = true
 		r := &cn.parse
@@ -312,17 +298,7 @@ func (cn *Conn) OnData(in []byte) (int, error) {
 			ex.inline = false
 		}
 		if mayStream && !ex.inline {
-			// Dispatch now; the body follows through a pipe as it arrives.
-			ex.pipe = newPipe(cn, ex, r.Expect100)
-			ex.msg.BodyReader = ex.pipe
-			cn.streamEx = ex
-			cn.chunk.Reset()
-			cn.batch = append(cn.batch, ex)
-			cn.submit()
-			if cn.streamEx != nil {
-				consumed += cn.feedPipe(in[consumed:])
-			}
-			return consumed, nil
+			return consumed + cn.dispatchStreamed(ex, r.Expect100, in[consumed:]), nil
 		}
 		if hasBody {
 			if r.Expect100 {
@@ -348,6 +324,40 @@ func (cn *Conn) OnData(in []byte) (int, error) {
 		cn.submit()
 	}
 	return consumed, nil
+}
+
+// refuseHead answers a head that ParseHead refused (event loop) and returns the
+// error that ends the connection. in starts at the refused head.
+func (cn *Conn) refuseHead(in []byte, err error) error {
+	if !cn.served && err != errMethodTooLong && err != errMethod && notHTTP(in) {
+		// Not HTTP/1.x at all (e.g. an invalid HTTP/2 preface): an HTTP/1.1
+		// error response means nothing to this peer; close (RFC 9112 §2.2
+		// says SHOULD respond 400, RFC 9113 §3.4 wants the connection gone).
+		// A method too long is refused before its request line ends, so
+		// it always gets its 501 (RFC 9112 §3); a method that is not a
+		// token makes the request line malformed, which gets its 400
+		// (RFC 9112 §3: "method = token"; §2.2: a server that receives an
+		// invalid request-line SHOULD respond with 400).
+		cn.closing = true
+		return err
+	}
+	return cn.fail(err)
+}
+
+// dispatchStreamed submits ex at once (event loop); its body follows through a
+// pipe as it arrives, starting with what in holds after the head. It returns how
+// many bytes of in the pipe took.
+func (cn *Conn) dispatchStreamed(ex *exchange, expect100 bool, in []byte) int {
+	ex.pipe = newPipe(cn, ex, expect100)
+	ex.msg.BodyReader = ex.pipe
+	cn.streamEx = ex
+	cn.chunk.Reset()
+	cn.batch = append(cn.batch, ex)
+	cn.submit()
+	if cn.streamEx != nil {
+		return cn.feedPipe(in)
+	}
+	return 0
 }
 
 // skipReparse reports whether an incomplete head that grew a little still cannot
@@ -455,332 +465,3 @@ func (cn *Conn) readBody(in []byte) (n int, complete bool, err error) {
 	}
 	return n, complete, err
 }
-
-// enqueue runs a complete, routed request inline or adds it to the batch.
-func (cn *Conn) enqueue(ex *exchange) {
-	ex.msg.Body = ex.body
-	if len(ex.body) > 0 || ex.chunked {
-		ex.msg.ContentLength = int64(len(ex.body))
-	}
-	if ex.draining() {
-		ex.keepAlive = false
-	}
-	if ex.inline && len(cn.batch) == 0 && !cn.busy {
-		ex.out = &cn.inline
-		ex.serve(cn.cfg.Handler)
-		cn.inline = httpmsg.WriteOwned(cn.c, cn.inline)
-		if !ex.keepAlive {
-			cn.closing = true
-			cn.c.Close()
-		}
-		cn.put(ex)
-		return
-	}
-	cn.batch = append(cn.batch, ex)
-	if !ex.keepAlive {
-		cn.closing = true // nothing after a request that closes the connection
-	}
-	max := cn.cfg.MaxBatch
-	if max <= 0 {
-		max = 16
-	}
-	if len(cn.batch) >= max && !cn.busy {
-		cn.submit()
-	}
-}
-
-// submit hands the batch to a worker, or to the connection's own goroutine where
-// the engine has one (DirectRunner): there the batch runs as on a worker, and
-// moves off the loop's goroutine (needLoop) when it needs the loop. A batch whose
-// body streams in needs the loop from the start: it goes to the pool.
-func (cn *Conn) submit() {
-	cn.busy = true
-	if cn.dr != nil && cn.streamEx == nil && cn.dr.RunDirect(&cn.task) {
-		return
-	}
-	if cn.cfg.Pool == nil || !cn.cfg.Pool.Submit(&cn.task) {
-		// No worker available: refuse rather than block the loop.
-		for _, ex := range cn.batch {
-			ex.out = &cn.inline
-			ex.keepAlive = false
-			ct, body := "text/plain; charset=utf-8", []byte("server busy")
-			if f := cn.cfg.RefusalBody; f != nil {
-				if t, b := f(503); t != "" || b != nil {
-					ct, body = t, b
-				}
-			}
-			_ = ex.WriteResponse(503, append([]httpmsg.Field{{Name: "Content-Type", Value: ct}}, cn.refusalFields(503)...), body)
-		}
-		cn.c.Write(cn.inline)
-		cn.inline = cn.inline[:0]
-		cn.finishBatch()
-		cn.closing = true
-		cn.c.Close()
-	}
-}
-
-// OnWake writes what the worker handed back and, when it finished, takes the
-// connection back so that OnData can parse pipelined requests that waited.
-func (cn *Conn) OnWake() error {
-	cn.mu.Lock()
-	ready, done := cn.ready, cn.done
-	cn.ready, cn.done = cn.spare[:0], false
-	hj := cn.hijack
-	cn.hijack = nil
-	cn.mu.Unlock()
-	if hj != nil {
-		return cn.takeHijack(hj, ready)
-	}
-	if len(ready) > 0 {
-		// The engine may keep the worker's buffer (a large body is not copied
-		// again) and give another back: that one becomes the spare.
-		ready = httpmsg.WriteOwned(cn.c, ready)
-	}
-	cn.mu.Lock()
-	if cap(ready) <= 1<<20 {
-		cn.spare = ready[:0]
-	} else {
-		cn.spare = nil
-	}
-	cn.mu.Unlock()
-	if !done {
-		return nil
-	}
-	closeNow := cn.finishBatch()
-	if cn.switchTo != nil {
-		return httpmsg.ErrUpgrade // the engine takes the new protocol (TakeSwitch)
-	}
-	if closeNow || cn.closing || (cn.draining.Load() && cn.cur == nil) {
-		cn.closing = true
-		return errCloseAfterFlush
-	}
-	return nil
-}
-
-// finishBatch recycles the finished batch; it reports whether a response closed
-// the connection.
-func (cn *Conn) finishBatch() (closeConn bool) {
-	if cn.streamEx != nil {
-		// The handler returned before its body was complete: the rest of the body
-		// cannot be told apart from the next request without reading it; close.
-		cn.streamEx.pipe.abort(ErrBodyAborted)
-		cn.streamEx = nil
-		closeConn = true
-	}
-	for i, ex := range cn.batch {
-		if !ex.keepAlive {
-			closeConn = true
-		}
-		cn.put(ex)
-		cn.batch[i] = nil
-	}
-	cn.batch = cn.batch[:0]
-	cn.busy = false
-	return closeConn
-}
-
-// handOff moves bytes produced on a worker to the loop. done marks the batch finished.
-func (cn *Conn) handOff(b *[]byte, done bool) error {
-	if !done {
-		cn.needLoop() // the bytes go out now, and waitOutput waits for the loop
-	}
-	cn.mu.Lock()
-	if cn.closed {
-		// Nobody will write these bytes: drop them, and tell a streaming handler.
-		*b = (*b)[:0]
-		cn.mu.Unlock()
-		return ErrConnClosed
-	}
-	if len(cn.ready) == 0 {
-		cn.ready, *b = *b, cn.ready[:0]
-	} else {
-		cn.ready = append(cn.ready, *b...)
-		*b = (*b)[:0]
-	}
-	if done {
-		if cap(*b) > 1<<20 {
-			*b = nil // do not pin a large buffer to the connection
-		}
-		cn.done = true
-	}
-	cn.mu.Unlock()
-	cn.c.Wake()
-	if !done {
-		cn.waitOutput()
-	}
-	return nil
-}
-
-// needLoop makes sure the loop runs beside the handler's goroutine, which is about
-// to wait for it or to hand it output before the batch ends (worker side): a batch
-// running on the connection's own goroutine (DirectRunner) detaches from it.
-func (cn *Conn) needLoop() {
-	if cn.dr != nil {
-		cn.dr.Detach()
-	}
-}
-
-// outboundHigh is the output bound of a connection: the output not yet taken by
-// the socket (queued in the engine, or handed to the loop and not yet written)
-// above which a connection stops parsing requests and streaming handlers wait,
-// until it drained below half of it. Smaller is also faster for a client that
-// reads at once: the demo's 64 MiB /download to curl over loopback went at
-// 1.3-3.0 GB/s with 512 KiB and at 0.44-0.76 GB/s with 1 MiB (2-vCPU VM shared
-// with other work, 2026-11-28), the output staying in the CPU's caches.
-const outboundHigh = 512 << 10
-
-// waitOutput blocks a streaming handler while the connection's unsent output (what
-// the engine held after its last write and what waits in ready) is above
-// outboundHigh (worker side). The loop reports the engine's level after every
-// flush.
-func (cn *Conn) waitOutput() {
-	if cn.outbound == nil {
-		return
-	}
-	cn.mu.Lock()
-	for cn.queued+len(cn.ready) > outboundHigh && !cn.closed {
-		cn.waiters++
-		if cn.waiters == 1 {
-			// The loop may have asked DrainLevel before this wait began: wake it
-			// so that it arms its drain watch for this level.
-			cn.c.Wake()
-		}
-		cn.outCond.Wait()
-		cn.waiters--
-	}
-	cn.mu.Unlock()
-}
-
-// DrainLevel is the engine output level the connection waits for (event loop,
-// engine's drain watch): half of outboundHigh while a streaming handler waits,
-// outboundHigh while parsing waits, else -1.
-func (cn *Conn) DrainLevel() int {
-	cn.mu.Lock()
-	w := cn.waiters
-	cn.mu.Unlock()
-	switch {
-	case w > 0:
-		return outboundHigh / 2
-	case cn.outHeld:
-		return outboundHigh
-	}
-	return -1
-}
-
-// AfterFlush records how much output the engine still holds (event loop, after each
-// write) and releases waiting streaming handlers once it drained below half.
-func (cn *Conn) AfterFlush(outbound int) {
-	cn.mu.Lock()
-	cn.queued = outbound
-	if outbound <= outboundHigh/2 {
-		cn.outCond.Broadcast()
-	}
-	cn.mu.Unlock()
-}
-
-// upgrade answers 101 and prepares the h2c hand-over (RFC 7540 §3.2).
-func (cn *Conn) upgrade(head []byte, r *Request) error {
-	settings, err := base64.RawURLEncoding.DecodeString(trimPadding(bytesconv.B2S(r.HTTP2Settings)))
-	if err != nil {
-		return cn.fail(&Error{Status: 400, Reason: "invalid HTTP2-Settings"})
-	}
-	ex := &exchange{conn: cn}
-	ex.fill(head, r)
-	cn.upReq, cn.upSettings = &ex.msg, settings
-	cn.c.Write(switching101)
-	return httpmsg.ErrUpgrade
-}
-
-func trimPadding(s string) string {
-	for len(s) > 0 && s[len(s)-1] == '=' {
-		s = s[:len(s)-1]
-	}
-	return s
-}
-
-var switching101 = []byte("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n")
-
-// newExchange takes an exchange from the free list and fills it from the parsed head.
-func (cn *Conn) newExchange(head []byte, r *Request) *exchange {
-	var ex *exchange
-	if n := len(cn.free); n > 0 {
-		ex = cn.free[n-1]
-		cn.free[n-1] = nil
-		cn.free = cn.free[:n-1]
-		cn.kept -= ex.keptBytes()
-	} else {
-		ex = &exchange{conn: cn}
-	}
-	ex.fill(head, r)
-	return ex
-}
-
-// put returns ex to the free list (bounded), dropping large buffers.
-func (cn *Conn) put(ex *exchange) {
-	ex.release()
-	if len(cn.free) >= maxFree {
-		return
-	}
-	// An idle keep-alive connection must not pin much memory: the buffers its free
-	// exchanges keep are bounded in total (a burst of large pipelined bodies would
-	// otherwise stay allocated for as long as the client keeps the connection).
-	k := ex.keptBytes()
-	if cn.kept+k > maxKeptBytes {
-		ex.dropBuffers()
-		k = 0
-	}
-	cn.kept += k
-	cn.free = append(cn.free, ex)
-}
-
-// handOffEarly: a worker hands a batch's output over before the batch ends once it
-// holds this much.
-const handOffEarly = 256 << 10
-
-// maxKeptBytes bounds the buffer capacity a connection's free exchanges keep.
-const maxKeptBytes = 64 << 10
-
-func (cn *Conn) release() {
-	cn.free, cn.kept = nil, 0
-	cn.batch = nil
-	cn.cur = nil
-	cn.inline = nil
-}
-
-// batchTask runs a connection's batch on a worker, in order.
-type batchTask struct {
-	conn *Conn
-	buf  []byte // owned by the worker while it runs
-}
-
-// Run serves each exchange of the batch and hands the bytes back once.
-func (t *batchTask) Run() {
-	cn := t.conn
-	g, n := cn.cfg.Active, int64(len(cn.batch))
-	if g != nil {
-		g.Add(n)
-	}
-	for i, ex := range cn.batch {
-		ex.out = &t.buf
-		ex.msg.Counted = g != nil
-		ex.serve(cn.cfg.Handler)
-		if !ex.keepAlive {
-			break
-		}
-		if len(t.buf) > handOffEarly && i < len(cn.batch)-1 {
-			// Large answers: pass them on (and wait while the client is slow)
-			// instead of holding a whole batch of them.
-			_ = cn.handOff(&t.buf, false)
-		}
-	}
-	if g != nil {
-		g.Add(-n) // before the answers go out: a client that has them sees it
-	}
-	// After this hand-off the loop may submit this task again at once: Run must not
-	// touch t afterwards.
-	_ = cn.handOff(&t.buf, true)
-}
-
-// maxFree bounds the per-connection free list of exchanges: a full pipelined batch
-// (MaxBatch, 16 by default) plus the ones being read, reused without allocating.
-const maxFree = 32

@@ -1,9 +1,11 @@
 package h1
 
 import (
+	"encoding/base64"
 	"errors"
 	"net"
 
+	"github.com/celeris-dev/celeris/internal/bytesconv"
 	"github.com/celeris-dev/celeris/internal/httpmsg"
 )
 
@@ -115,3 +117,25 @@ func (cn *Conn) takeHijack(req *hijackReq, ready []byte) error {
 	}
 	return ErrHijacked // the engine already replaced this protocol and closes its copy
 }
+
+// upgrade answers 101 and prepares the h2c hand-over (RFC 7540 §3.2).
+func (cn *Conn) upgrade(head []byte, r *Request) error {
+	settings, err := base64.RawURLEncoding.DecodeString(trimPadding(bytesconv.B2S(r.HTTP2Settings)))
+	if err != nil {
+		return cn.fail(&Error{Status: 400, Reason: "invalid HTTP2-Settings"})
+	}
+	ex := &exchange{conn: cn}
+	ex.fill(head, r)
+	cn.upReq, cn.upSettings = &ex.msg, settings
+	cn.c.Write(switching101)
+	return httpmsg.ErrUpgrade
+}
+
+func trimPadding(s string) string {
+	for len(s) > 0 && s[len(s)-1] == '=' {
+		s = s[:len(s)-1]
+	}
+	return s
+}
+
+var switching101 = []byte("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n")

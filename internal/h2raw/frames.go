@@ -11,9 +11,9 @@ import (
 	"golang.org/x/net/http2/hpack"
 )
 
-// Frame is one frame the server sent on the request's stream: HEADERS (with its
+// StreamFrame is one frame the server sent on the request's stream: HEADERS (with its
 // decoded fields, CONTINUATION merged), DATA or RST_STREAM.
-type Frame struct {
+type StreamFrame struct {
 	Type      string // "HEADERS", "DATA" or "RST_STREAM"
 	EndStream bool
 	Fields    []hpack.HeaderField
@@ -21,7 +21,7 @@ type Frame struct {
 }
 
 // Field returns the value of the first field named name, or "".
-func (f Frame) Field(name string) string {
+func (f StreamFrame) Field(name string) string {
 	for _, h := range f.Fields {
 		if h.Name == name {
 			return h.Value
@@ -34,7 +34,7 @@ func (f Frame) Field(name string) string {
 // one DATA frame) on stream 1 of a new prior-knowledge h2c connection, and returns
 // the frames of the response up to END_STREAM or RST_STREAM. It gives up after
 // 10 s.
-func Do(addr, method, path string, body []byte, extra ...hpack.HeaderField) ([]Frame, error) {
+func Do(addr, method, path string, body []byte, extra ...hpack.HeaderField) ([]StreamFrame, error) {
 	nc, err := net.Dial("tcp", addr)
 	if err != nil {
 		return nil, err
@@ -65,7 +65,7 @@ func Do(addr, method, path string, body []byte, extra ...hpack.HeaderField) ([]F
 			return nil, err
 		}
 	}
-	var out []Frame
+	var out []StreamFrame
 	for {
 		f, err := fr.ReadFrame()
 		if err != nil {
@@ -80,7 +80,7 @@ func Do(addr, method, path string, body []byte, extra ...hpack.HeaderField) ([]F
 			if f.StreamID != 1 {
 				continue
 			}
-			out = append(out, Frame{Type: "HEADERS", EndStream: f.StreamEnded(), Fields: f.Fields})
+			out = append(out, StreamFrame{Type: "HEADERS", EndStream: f.StreamEnded(), Fields: f.Fields})
 			if f.StreamEnded() {
 				return out, nil
 			}
@@ -88,13 +88,13 @@ func Do(addr, method, path string, body []byte, extra ...hpack.HeaderField) ([]F
 			if f.StreamID != 1 {
 				continue
 			}
-			out = append(out, Frame{Type: "DATA", EndStream: f.StreamEnded(), Data: bytes.Clone(f.Data())})
+			out = append(out, StreamFrame{Type: "DATA", EndStream: f.StreamEnded(), Data: bytes.Clone(f.Data())})
 			if f.StreamEnded() {
 				return out, nil
 			}
 		case *http2.RSTStreamFrame:
 			if f.StreamID == 1 {
-				return append(out, Frame{Type: "RST_STREAM"}), nil
+				return append(out, StreamFrame{Type: "RST_STREAM"}), nil
 			}
 		case *http2.GoAwayFrame:
 			return out, fmt.Errorf("GOAWAY %v", f.ErrCode)

@@ -88,17 +88,17 @@ type conn struct {
 
 	// Inline writes (writeNow): the socket, and the function run on it with its
 	// argument and result. rc is nil where the connection has no descriptor.
-	rc     syscall.RawConn
-	nowFn  func(fd uintptr) bool
-	nowBuf []byte
-	nowN   int
+	rc          syscall.RawConn
+	writeFdFunc func(fd uintptr) bool
+	nowBuf      []byte
+	nowN        int
 
 	// Direct runs (direct.go): a task the protocol asked the owner to run itself,
 	// the state of the one running, and its watch.
-	direct httpmsg.Task
-	dstate atomic.Uint64 // the last direct run's number<<2 | directIdle, directRunning or directMoved
-	dseen  atomic.Uint64 // dstate at the watcher's previous tick
-	tstate atomic.Int32  // watchUnlisted, watchListed: listed with the engine's watcher
+	direct       httpmsg.Task
+	dstate       atomic.Uint64 // the last direct run's number<<2 | directIdle, directRunning or directMoved
+	dstateAtTick atomic.Uint64 // dstate at the watcher's previous tick
+	watchState   atomic.Int32  // watchUnlisted, watchListed: listed with the engine's watcher
 
 	tio       *tlsIO       // TLS: what crypto/tls reads and writes through; nil in plaintext
 	collected atomic.Int64 // TLS: bytes of records collected and not yet emitted (tio.out)
@@ -113,7 +113,7 @@ func newConn(e *Engine, nc net.Conn) *conn {
 		c.nc = tls.Server(c.tio, e.cfg.TLSConfig)
 	}
 	if c.rc = rawConnOf(nc); c.rc != nil {
-		c.nowFn = c.writeFd
+		c.writeFdFunc = c.writeFd
 	}
 	c.wr.init(c)
 	return c

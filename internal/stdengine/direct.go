@@ -99,7 +99,7 @@ func (c *conn) swap(s, to directState, ok bool) bool {
 // drops those idle for a period. It runs only while a connection is listed.
 const directWatch = 5 * time.Millisecond
 
-// Watch states of a connection (tstate): listed with the watcher or not.
+// Watch states of a connection (watchState): listed with the watcher or not.
 const (
 	watchUnlisted int32 = iota
 	watchListed
@@ -130,22 +130,22 @@ func (c *conn) Detach() {
 // run that was in progress at the previous tick and still is has run for a
 // period at least: it is detached, and a new goroutine becomes the owner.
 func (c *conn) watch() bool {
-	s, seen := directState(c.dstate.Load()), directState(c.dseen.Load())
+	s, seen := directState(c.dstate.Load()), directState(c.dstateAtTick.Load())
 	if to, ok := s.moved(); s.stale(seen) && c.swap(s, to, ok) {
-		c.tstate.Store(watchUnlisted) // the next direct run lists c again
+		c.watchState.Store(watchUnlisted) // the next direct run lists c again
 		go c.run()
 		return false
 	}
-	c.dseen.Store(uint64(s))
+	c.dstateAtTick.Store(uint64(s))
 	if s.phase() == directRunning || s.run() != seen.run() {
 		return true // runs went on since the previous tick
 	}
 	// Idle for a period: unlist. A run that began meanwhile lists c itself
 	// unless it saw it listed; then this sees it running and keeps it
-	// (runDirect stores running, then loads tstate; this stores tstate, then
+	// (runDirect stores running, then loads watchState; this stores watchState, then
 	// loads running).
-	c.tstate.Store(watchUnlisted)
-	return directState(c.dstate.Load()).phase() == directRunning && c.tstate.CompareAndSwap(watchUnlisted, watchListed)
+	c.watchState.Store(watchUnlisted)
+	return directState(c.dstate.Load()).phase() == directRunning && c.watchState.CompareAndSwap(watchUnlisted, watchListed)
 }
 
 // watcher is an engine's direct-run watch: the connections listed, and one
@@ -156,7 +156,7 @@ type watcher struct {
 	running bool    // guarded by mu: the goroutine runs
 }
 
-// add lists c (once per busy period: runDirect, on winning tstate).
+// add lists c (once per busy period: runDirect, on winning watchState).
 func (w *watcher) add(c *conn) {
 	w.mu.Lock()
 	w.list = append(w.list, c)
@@ -194,7 +194,7 @@ func (w *watcher) run() {
 func (c *conn) runDirect(t httpmsg.Task) bool {
 	s := directState(c.dstate.Load()).next() // only the owner starts runs
 	c.dstate.Store(uint64(s))
-	if c.tstate.Load() == watchUnlisted && c.tstate.CompareAndSwap(watchUnlisted, watchListed) {
+	if c.watchState.Load() == watchUnlisted && c.watchState.CompareAndSwap(watchUnlisted, watchListed) {
 		c.eng.watch.add(c)
 	}
 	t.Run()

@@ -29,7 +29,7 @@ func (c *conn) Hijack() (nc net.Conn, buffered, pending []byte, err error) {
 		buffered = append([]byte(nil), c.in[c.r:c.w]...)
 		c.r, c.w = 0, 0
 	}
-	c.live.Store(false) // Wake must no longer move the deadline of a conn we gave away
+	c.live.Store(false) // Wake must not move the deadline of a conn given away
 	_ = c.nc.SetDeadline(time.Time{})
 	c.hijacked = true
 	c.proto = hijacked{}

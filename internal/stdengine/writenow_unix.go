@@ -16,13 +16,13 @@ func (c *conn) writeNow(b []byte) int {
 	c.nowBuf, c.nowN = b, 0
 	// The function returns true: one attempt, never a wait for writability.
 	// RawConn.Write still honours the write deadline and a closed socket.
-	_ = c.rc.Write(c.nowFn)
+	_ = c.rc.Write(c.writeFdFunc)
 	c.nowBuf = nil
 	return c.nowN
 }
 
 // writeFd is the function writeNow runs on the socket (allocated once per
-// connection as c.nowFn).
+// connection as c.writeFdFunc).
 func (c *conn) writeFd(fd uintptr) bool {
 	if n, err := syscall.Write(int(fd), c.nowBuf); err == nil && n > 0 {
 		c.nowN = n

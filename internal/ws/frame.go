@@ -1,9 +1,3 @@
-// Package ws is the WebSocket codec (RFC 6455): frame headers parsed incrementally
-// from bytes and appended to bytes, masking, incremental UTF-8 validation, close
-// codes and the opening handshake's accept key. It does no I/O and knows no
-// engine or HTTP version: the connection state machine drives it over whatever
-// buffers carry the bytes (an HTTP/1.1 connection after 101, or an HTTP/2 stream
-// opened by an extended CONNECT, RFC 8441).
 package ws
 
 import (

@@ -100,15 +100,14 @@ type Config struct {
 
 // Limiter applies one Limit to requests. It is safe for concurrent use.
 type Limiter struct {
-	limit       Limit
-	cfg         Config
-	store       Store
-	mem         *MemoryStore // when cfg.Store is nil: called directly, without allocating
-	limitHdr    string
-	policyHdr   string // RateLimit-Policy's value
-	rlPrefix    string // RateLimit's value up to r's number
-	tooMany     *celeris.HTTPError
-	unavailable string
+	limit     Limit
+	cfg       Config
+	store     Store
+	mem       *MemoryStore // when cfg.Store is nil: called directly, without allocating
+	limitHdr  string
+	policyHdr string // RateLimit-Policy's value
+	rlPrefix  string // RateLimit's value up to r's number
+	tooMany   *celeris.HTTPError
 }
 
 // Result is the outcome of taking a token.

@@ -77,12 +77,12 @@ type Config struct {
 	// MaxInMemory is ignored: files are streamed with their length (see Memory
 	// in the package doc) whatever their size.
 	//
-	// Deprecated: no file is read whole any more; the field stays so that
-	// configurations that set it still compile.
+	// Deprecated: files are always streamed, never read whole; the field stays
+	// so that configurations that set it still compile.
 	MaxInMemory int64
 }
 
-// DefaultMaxInMemory was Config.MaxInMemory's default.
+// DefaultMaxInMemory is a value for Config.MaxInMemory, which is ignored.
 //
 // Deprecated: Config.MaxInMemory is ignored.
 const DefaultMaxInMemory = 4 << 20
