@@ -401,7 +401,9 @@ func (s *reqStream) handle(ctx context.Context) {
 		return
 	} else {
 		s.req.BodyReader = &s.br
-		s.watched = watchReset(s.str)
+		if !s.eof {
+			s.watched = watchReset(s.str)
+		}
 	}
 	s.w.isHead = s.req.Method == "HEAD"
 	srv.handler.Prepare(&s.req)
@@ -472,9 +474,10 @@ type resetWatcher interface {
 // the stream's send-side context, which quic-go ends when the send side is
 // reset, so the server resets it.
 //
-// The stream is watched only when its receive side had not ended with the
-// header section (a request with a body, or one that the client keeps open):
-// a GET that ended with its HEADERS frame costs nothing. quic-go calls the
+// The stream is watched only while the server has not read the end of its
+// receive side (a request whose body is still coming, or one that the client
+// keeps open): a GET that ended with its HEADERS frame, or a small body read
+// with the head up to its FIN, costs nothing. quic-go calls the
 // callback from its connection loop when the final size is known, from a FIN
 // or a RESET_STREAM alike, and it must not block there; only then, once per
 // request, a goroutine peeks at the stream to tell the two apart: a reset
