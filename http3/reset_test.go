@@ -28,6 +28,8 @@ func TestClientResetCancels(t *testing.T) {
 	}{
 		{"GET headers then reset", get("ms=5000&a"), true, true},
 		{"POST partial body then reset", append(post("ms=5000&b"), frameBytes(frameData, []byte("part"))...), true, true},
+		// A handler streaming its response to a client that reset its side.
+		{"GET stream then reset", frameBytes(frameHeaders, block(":method", "GET", ":scheme", "https", ":path", "/stream", ":authority", "localhost")), true, true},
 		{"POST body then FIN", append(post("ms=400&c"), frameBytes(frameData, []byte("all"))...), false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -54,6 +54,33 @@ func wireServerH(t *testing.T, cfg Config) (string, *Server) {
 			return c.String(200, "waited")
 		}
 	})
+	s.GET("/stream", func(c *celeris.Context) error {
+		w, err := c.Stream(200, "text/plain")
+		if err != nil {
+			return err
+		}
+		for {
+			select {
+			case <-c.Context().Done():
+				waitCancelled <- "stream"
+				return c.Context().Err()
+			case <-time.After(10 * time.Millisecond):
+			}
+			_, err := w.Write([]byte("tick\n"))
+			if err == nil {
+				err = w.Flush()
+			}
+			if err != nil {
+				// A write can fail an instant before the context ends.
+				select {
+				case <-c.Context().Done():
+					waitCancelled <- "stream"
+				case <-time.After(time.Second):
+				}
+				return err
+			}
+		}
+	})
 	h := Enable(s, cfg)
 	celeristest.Start(t, s)
 	addr, err := h.WaitReady()
