@@ -3,7 +3,8 @@ package bench_test
 // The smoke test builds cmd/bench, lets it build and run every peer (and
 // the celeris demo) for one second per HTTP scenario and protocol in fixed
 // mode, then every HTTP peer for half a second on the simple scenario over
-// TLS (h1tls and h2tls), then every WebSocket peer briefly per ws scenario
+// TLS (h1tls and h2tls), then the HTTP/3 peers (celeris, quicgo) for half a
+// second on simple and params over h3, then every WebSocket peer briefly per ws scenario
 // (a few hundred round trips on 2 connections, and 20 idle connections),
 // and checks that
 // each measured something with no errors. It runs only when CI asks:
@@ -39,7 +40,7 @@ func TestSmoke(t *testing.T) {
 		t.Fatalf("go build ./cmd/bench: %v\n%s", err, out)
 	}
 	excluded := strings.Split(os.Getenv(cli.ExcludeEnv), ",")
-	for _, kind := range []smokeKind{httpSmoke, tlsSmoke, wsSmoke} {
+	for _, kind := range []smokeKind{httpSmoke, tlsSmoke, h3Smoke, wsSmoke} {
 		var names []string
 		for _, fw := range catalog.Frameworks {
 			if !slices.Contains(excluded, fw.Name) && kind.relevant(fw) {
@@ -78,6 +79,14 @@ var (
 		args: []string{"-scenarios", "simple", "-protocols", "h1tls,h2tls",
 			"-duration", "500ms", "-warmup", "100ms", "-conns", "4", "-streams", "2"},
 		file: "simple-h2tls.svg",
+	}
+	h3Smoke = smokeKind{
+		name:      "h3",
+		protos:    []string{catalog.H3},
+		scenarios: []string{"simple", "params"},
+		args: []string{"-scenarios", "simple,params", "-protocols", "h3",
+			"-duration", "500ms", "-warmup", "100ms", "-conns", "2", "-streams", "4"},
+		file: "params-h3.svg",
 	}
 	wsSmoke = smokeKind{
 		name:   "ws",

@@ -54,7 +54,10 @@
 //     does not bound HTTP/3 handlers: MaxConcurrentStreams does, per
 //     connection. Its context is the stream's: cancelled when the client stops
 //     reading the response (STOP_SENDING, sent with the reset of a cancelled
-//     request) or the connection closes.
+//     request), when it resets its side of a stream whose end the server
+//     had not read with the head (RESET_STREAM alone: watchReset answers it
+//     with H3_REQUEST_CANCELLED, whether or not the handler reads the body),
+//     or when the connection closes.
 //  4. The response goes out through responseWriter: a HEADERS frame (QPACK,
 //     lower-case names, Date, content-length when known), DATA frames, an
 //     optional trailer HEADERS frame, then the end of the stream. A stream

@@ -37,6 +37,7 @@ type reqStream struct {
 	dataLeft                uint64 // payload bytes left of the current DATA frame
 	bodyLen                 int64  // DATA payload bytes received
 	bodyErr                 error  // sticky: what the body reader returns once it ended
+	watched                 bool   // watchReset set a callback on str
 	closed                  atomic.Bool
 }
 
@@ -75,7 +76,7 @@ func (s *reqStream) reset() {
 	}
 	s.buf = s.buf[:cap(s.buf)]
 	s.r, s.n, s.eof = 0, 0, false
-	s.sawHeaders, s.sawTrailers, s.tunnel = false, false, false
+	s.sawHeaders, s.sawTrailers, s.tunnel, s.watched = false, false, false, false
 	s.dataLeft, s.bodyLen, s.bodyErr = 0, 0, nil
 	s.closed.Store(false)
 }
@@ -400,6 +401,9 @@ func (s *reqStream) handle(ctx context.Context) {
 		return
 	} else {
 		s.req.BodyReader = &s.br
+		if !s.eof {
+			s.watched = watchReset(s.str)
+		}
 	}
 	s.w.isHead = s.req.Method == "HEAD"
 	srv.handler.Prepare(&s.req)
@@ -439,6 +443,11 @@ func (s *reqStream) headError(err error) {
 // SHOULD be used when requesting that the client stop sending").
 func (s *reqStream) finish() {
 	s.w.finish()
+	if s.watched {
+		// The request is over: a reset that comes later (the client's
+		// answer to STOP_SENDING) cancels nothing.
+		s.str.(resetWatcher).SetReceiveFinalSizeCallback(nil)
+	}
 	if !s.eof && !s.closed.Load() {
 		s.closed.Store(true)
 		s.str.CancelRead(quic.StreamErrorCode(ErrCodeNoError))
@@ -448,4 +457,49 @@ func (s *reqStream) finish() {
 // safeMethod reports the methods RFC 9110 §9.2.1 defines as safe.
 func safeMethod(m string) bool {
 	return m == "GET" || m == "HEAD" || m == "OPTIONS" || m == "TRACE"
+}
+
+// resetWatcher is the part of a *quic.Stream that watchReset needs.
+type resetWatcher interface {
+	SetReceiveFinalSizeCallback(func(int64))
+	Peek(b []byte) (int, error)
+	CancelWrite(code quic.StreamErrorCode)
+}
+
+// watchReset cancels the request's context when the client resets its side of
+// the stream (RESET_STREAM) while the handler is not reading the body: RFC
+// 9114 §4.1.1 ("Clients can cancel requests by resetting and aborting
+// request streams"), and a server that receives a cancelled request may
+// abandon its response (H3_REQUEST_CANCELLED, §8.1). The request's context is
+// the stream's send-side context, which quic-go ends when the send side is
+// reset, so the server resets it.
+//
+// The stream is watched only while the server has not read the end of its
+// receive side (a request whose body is still coming, or one that the client
+// keeps open): a GET that ended with its HEADERS frame, or a small body read
+// with the head up to its FIN, costs nothing. quic-go calls the
+// callback from its connection loop when the final size is known, from a FIN
+// or a RESET_STREAM alike, and it must not block there; only then, once per
+// request, a goroutine peeks at the stream to tell the two apart: a reset
+// stream's Peek fails with a remote *quic.StreamError at once, a finished one
+// returns data or io.EOF. The goroutine ends when Peek returns, which it does
+// once the final size is known (or the connection closes); it holds only the
+// *quic.Stream, never the pooled reqStream.
+// It reports whether the stream is watched; finish then removes the callback.
+func watchReset(str stream) bool {
+	rw, ok := str.(resetWatcher)
+	if ok {
+		rw.SetReceiveFinalSizeCallback(func(int64) { go probeReset(rw) })
+	}
+	return ok
+}
+
+// probeReset resets the send side of a stream whose receive side the client
+// reset (see watchReset).
+func probeReset(rw resetWatcher) {
+	var b [1]byte
+	_, err := rw.Peek(b[:])
+	if se, ok := errors.AsType[*quic.StreamError](err); ok && se.Remote {
+		rw.CancelWrite(quic.StreamErrorCode(ErrCodeRequestCancelled))
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"io"
+	"strconv"
 	"testing"
 	"time"
 
@@ -13,6 +14,9 @@ import (
 	"github.com/celeris-dev/celeris/internal/selfcert"
 	"github.com/quic-go/quic-go"
 )
+
+// waitCancelled receives the query of a /wait request whose context ended.
+var waitCancelled = make(chan string, 16)
 
 // wireServer starts a celeris server with HTTP/3 and returns its UDP address.
 func wireServer(t *testing.T, cfg Config) string {
@@ -39,6 +43,43 @@ func wireServerH(t *testing.T, cfg Config) (string, *Server) {
 			return err
 		}
 		return c.String(200, string(b))
+	})
+	s.Any("/wait", func(c *celeris.Context) error {
+		ms, _ := strconv.Atoi(c.Query("ms"))
+		select {
+		case <-c.Context().Done():
+			waitCancelled <- c.RawQuery()
+			return c.Context().Err()
+		case <-time.After(time.Duration(ms) * time.Millisecond):
+			return c.String(200, "waited")
+		}
+	})
+	s.GET("/stream", func(c *celeris.Context) error {
+		w, err := c.Stream(200, "text/plain")
+		if err != nil {
+			return err
+		}
+		for {
+			select {
+			case <-c.Context().Done():
+				waitCancelled <- "stream"
+				return c.Context().Err()
+			case <-time.After(10 * time.Millisecond):
+			}
+			_, err := w.Write([]byte("tick\n"))
+			if err == nil {
+				err = w.Flush()
+			}
+			if err != nil {
+				// A write can fail an instant before the context ends.
+				select {
+				case <-c.Context().Done():
+					waitCancelled <- "stream"
+				case <-time.After(time.Second):
+				}
+				return err
+			}
+		}
 	})
 	h := Enable(s, cfg)
 	celeristest.Start(t, s)

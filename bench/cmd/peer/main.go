@@ -55,6 +55,8 @@ var frameworks = map[string]func() server{
 	"gobwas":           newGobwasServer,
 	"fasthttp-ws":      newFastwsServer,
 	"celeris-blocking": newCelerisBlocking,
+	// HTTP/3 (quic.go): quic-go's http3.Server with the nethttp routes.
+	"quicgo": newQuicServer,
 }
 
 // addrServer is a server that binds its address itself (Celeris: gnet
@@ -65,7 +67,7 @@ type addrServer interface {
 }
 
 func main() {
-	name := flag.String("framework", "nethttp", "framework: nethttp, gin, echo, chi, fasthttp, fiber; WebSocket: gorilla, coder, gobwas, fasthttp-ws, celeris-blocking")
+	name := flag.String("framework", "nethttp", "framework: nethttp, gin, echo, chi, fasthttp, fiber; HTTP/3: quicgo; WebSocket: gorilla, coder, gobwas, fasthttp-ws, celeris-blocking")
 	addr := flag.String("addr", "127.0.0.1:8080", "listen address")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile to this file on SIGTERM/SIGINT")
 	memProfile := flag.String("memprofile", "", "write a heap profile to this file on SIGTERM/SIGINT")

@@ -2,10 +2,11 @@
 // (peer servers), the scenarios (one route each) and the protocols, with the
 // answer every peer must give so that all of them do the same work.
 //
-// HTTP scenarios run over h1, h2c, h1tls and h2tls; WebSocket scenarios (an echo of one
+// HTTP scenarios run over h1, h2c, h1tls, h2tls and h3; WebSocket scenarios (an echo of one
 // message size on GET /ws/echo, or idle connections) run over ws only. A
 // framework takes part in a protocol's tables when it is Relevant to it: the
-// HTTP frameworks in h1 and h2c, the WebSocket ones in ws (celeris in both).
+// HTTP frameworks in h1 and h2c, the WebSocket ones in ws (celeris in both),
+// celeris and quicgo in h3.
 //
 // It is the single list the CLI validates against, the suite iterates over
 // and the smoke test checks; it has no I/O.
@@ -25,12 +26,15 @@ const (
 	// not verify.
 	H1TLS = "h1tls"
 	H2TLS = "h2tls"
+	// H3 is HTTP/3 (RFC 9114) over QUIC on UDP, with a self-signed
+	// certificate the loader does not verify.
+	H3 = "h3"
 	// WS is WebSocket (RFC 6455) over HTTP/1.1: GET /ws/echo, binary messages.
 	WS = "ws"
 )
 
 // Protocols lists every protocol in report order.
-var Protocols = []string{H1, H2C, H1TLS, H2TLS, WS}
+var Protocols = []string{H1, H2C, H1TLS, H2TLS, H3, WS}
 
 // IsTLS reports whether proto runs over TLS.
 func IsTLS(proto string) bool { return proto == H1TLS || proto == H2TLS }
@@ -61,12 +65,15 @@ type Framework struct {
 	// WSOnly marks a WebSocket peer: it serves GET /bench (for the readiness
 	// probe) and WSPath, and is measured over ws only.
 	WSOnly bool
+	// H3 reports whether the peer speaks HTTP/3; H3Only marks a peer
+	// measured over h3 only.
+	H3, H3Only bool
 }
 
 // Frameworks lists every framework in report order; celeris comes first
 // because the reports' ratios are relative to it.
 var Frameworks = []Framework{
-	{Name: "celeris", H2C: true, Demo: true, WS: true},
+	{Name: "celeris", H2C: true, Demo: true, WS: true, H3: true},
 	{Name: "celeris-inline", H2C: true, Demo: true, Inline: true},
 	// The demo on the std-library engine (internal/stdengine) for plaintext.
 	{Name: "celeris-std", H2C: true, Demo: true, Engine: "std"},
@@ -80,6 +87,8 @@ var Frameworks = []Framework{
 	{Name: "chi", H2C: true},
 	{Name: "fasthttp"},
 	{Name: "fiber"},
+	// quic-go's http3.Server serving the routes through net/http (h3 only).
+	{Name: "quicgo", H3: true, H3Only: true},
 	// WebSocket peers (bench/cmd/peer). celeris above is the demo's /ws/echo
 	// (callbacks: no goroutine per connection); celeris-blocking is the same
 	// echo with websocket.Handler (a goroutine per connection, ReadMessage).
@@ -209,11 +218,13 @@ func (f Framework) Supports(proto string) bool {
 	}
 	switch proto {
 	case H1:
-		return !f.WSOnly
+		return !f.WSOnly && !f.H3Only
 	case H2C, H2TLS:
 		return f.H2C
 	case H1TLS:
-		return !f.WSOnly
+		return !f.WSOnly && !f.H3Only
+	case H3:
+		return f.H3
 	case WS:
 		return f.WS
 	}
@@ -227,10 +238,13 @@ func (f Framework) Relevant(proto string) bool {
 	if proto == WS {
 		return f.WS
 	}
+	if proto == H3 {
+		return f.H3
+	}
 	if IsTLS(proto) && f.Engine != "" {
 		return false
 	}
-	return !f.WSOnly
+	return !f.WSOnly && !f.H3Only
 }
 
 // FrameworkNames returns every framework name in report order.

@@ -29,7 +29,7 @@ func TestScenarioCheck(t *testing.T) {
 func TestFrameworks(t *testing.T) {
 	for _, name := range FrameworkNames() {
 		f, ok := LookupFramework(name)
-		if !ok || f.Supports(H1) == f.WSOnly || f.Supports(WS) != f.WS {
+		if !ok || f.Supports(H1) == (f.WSOnly || f.H3Only) || f.Supports(WS) != f.WS || f.Supports(H3) != f.H3 {
 			t.Errorf("%s: lookup %v, h1 %v, ws %v", name, ok, f.Supports(H1), f.Supports(WS))
 		}
 		for _, proto := range Protocols {
@@ -46,6 +46,15 @@ func TestFrameworks(t *testing.T) {
 	}
 	if f, _ := LookupFramework("celeris-std"); !f.Supports(H1) || !f.Supports(H2C) || f.Relevant(H1TLS) || f.Relevant(H2TLS) {
 		t.Error("celeris-std: want plaintext h1 and h2c only")
+	}
+	if q, _ := LookupFramework("quicgo"); !q.Relevant(H3) || q.Relevant(H1) || q.Relevant(H2TLS) || q.Relevant(WS) {
+		t.Error("quicgo: want h3 only")
+	}
+	if c, _ := LookupFramework("celeris"); !c.Relevant(H3) {
+		t.Error("celeris: not in the h3 tables")
+	}
+	if n, _ := LookupFramework("nethttp"); n.Relevant(H3) {
+		t.Error("nethttp in the h3 tables")
 	}
 	if _, ok := LookupFramework("nope"); ok {
 		t.Error("unknown framework found")

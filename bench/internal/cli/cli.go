@@ -87,7 +87,7 @@ func Parse(args []string, stderr io.Writer) (*Config, error) {
 	var (
 		frameworks = fs.String("frameworks", strings.Join(catalog.FrameworkNames(), ","), "comma-separated frameworks, or all")
 		scenarios  = fs.String("scenarios", strings.Join(catalog.ScenarioNames(), ","), "comma-separated scenarios, or all")
-		protocols  = fs.String("protocols", "h1,h2c", "comma-separated protocols (h1, h2c, h1tls, h2tls, ws), or all")
+		protocols  = fs.String("protocols", "h1,h2c", "comma-separated protocols (h1, h2c, h1tls, h2tls, h3, ws), or all")
 		wsConns    = fs.String("ws-conns", "1,100,10000", "ws: comma-separated connection counts; each echo scenario is measured at each")
 		exclude    = fs.String("exclude", os.Getenv(ExcludeEnv), "comma-separated frameworks to leave out (default $"+ExcludeEnv+")")
 		c          = &Config{Args: append([]string(nil), args...)}
@@ -162,7 +162,7 @@ func counts(flagName, list string) ([]int, error) {
 }
 
 // anything checks that some framework, scenario and protocol go together
-// (HTTP scenarios run over h1, h2c, h1tls and h2tls, ws ones over ws; WebSocket peers
+// (HTTP scenarios run over h1, h2c, h1tls, h2tls and h3, ws ones over ws; WebSocket peers
 // only over ws).
 func (c *Config) anything() error {
 	for _, p := range c.Protocols {
@@ -175,7 +175,7 @@ func (c *Config) anything() error {
 		}
 	}
 	return errors.New("nothing to measure: no framework, scenario and protocol go together " +
-		"(ws scenarios run over -protocols ws, the others over h1, h2c, h1tls and h2tls; the WebSocket peers speak ws only)")
+		"(ws scenarios run over -protocols ws, the others over h1, h2c, h1tls, h2tls and h3; the WebSocket peers speak ws only, quicgo h3 only)")
 }
 
 // resolve turns the list flags into catalog entries and checks every value.

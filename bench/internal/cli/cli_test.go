@@ -42,7 +42,7 @@ func TestParseLists(t *testing.T) {
 		got = append(got, f.Name)
 	}
 	// Catalog order, no repeats, the flag's exclusions (it replaces the env's).
-	if want := "celeris,celeris-inline,celeris-std,celeris-std-inline,nethttp,echo,fasthttp,fiber,celeris-blocking,gorilla,coder,gobwas,fasthttp-ws"; strings.Join(got, ",") != want {
+	if want := "celeris,celeris-inline,celeris-std,celeris-std-inline,nethttp,echo,fasthttp,fiber,quicgo,celeris-blocking,gorilla,coder,gobwas,fasthttp-ws"; strings.Join(got, ",") != want {
 		t.Fatalf("frameworks = %v, want %s", got, want)
 	}
 	if c.Scenarios[0].Path != "/json" || len(c.Scenarios) != 1 || c.Protocols[0] != "h2c" {
@@ -62,7 +62,7 @@ func TestParseErrors(t *testing.T) {
 	}{
 		{args: "-frameworks nope", want: `-frameworks: unknown name "nope"`},
 		{args: "-scenarios simple,huge", want: `-scenarios: unknown name "huge"`},
-		{args: "-protocols h3", want: `-protocols: unknown name "h3"`},
+		{args: "-protocols h4", want: `-protocols: unknown name "h4"`},
 		{args: "-protocols ,", want: "-protocols: empty list"},
 		{args: "-mode burst", want: `-mode: unknown mode "burst"`},
 		{args: "-conns -1", want: "-conns: -1 is out of range"},

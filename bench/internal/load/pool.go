@@ -1,6 +1,7 @@
 package load
 
 import (
+	"context"
 	"errors"
 	"io"
 	"sync"
@@ -10,18 +11,19 @@ import (
 	"github.com/celeris-dev/celeris/bench/internal/catalog"
 	"github.com/celeris-dev/celeris/bench/internal/h1client"
 	"github.com/celeris-dev/celeris/bench/internal/h2client"
+	"github.com/celeris-dev/celeris/bench/internal/h3client"
 )
 
 // Target is what a pool of clients sends.
 type Target struct {
-	Proto  string // catalog.H1, H2C, H1TLS or H2TLS
+	Proto  string // catalog.H1, H2C, H1TLS, H2TLS or H3
 	Addr   string // host:port on the loopback
 	Method string
 	Path   string
 	Body   []byte
 	// Pipeline is the HTTP/1.1 pipelining depth (requests written at once).
 	Pipeline int
-	// Streams is how many clients share one HTTP/2 connection.
+	// Streams is how many clients share one HTTP/2 or HTTP/3 connection.
 	Streams int
 	// Message is what each WebSocket connection sends (binary) and expects
 	// back, on Path.
@@ -49,8 +51,9 @@ type Pool struct {
 
 	stopped atomic.Bool
 	wg      sync.WaitGroup
-	n       int        // clients started; owned by the controller
-	groups  []*h2group // h2c connections, Streams clients each
+	n       int              // clients started; owned by the controller
+	groups  []*h2group       // h2c connections, Streams clients each
+	h3      []*h3client.Conn // h3 connections, Streams clients each
 
 	mu    sync.Mutex
 	conns map[io.Closer]struct{} // live connections, closed by Stop; guarded by mu
@@ -70,7 +73,19 @@ func (p *Pool) Size() int { return p.n }
 func (p *Pool) Grow(n int) {
 	for ; p.n < n; p.n++ {
 		p.wg.Add(1)
-		if catalog.IsH2(p.t.Proto) {
+		if p.t.Proto == catalog.H3 {
+			gi := p.n / p.t.Streams
+			if gi == len(p.h3) {
+				c := h3client.New(p.t.Addr, dialTimeout)
+				if !p.track(c) {
+					c.Close()
+					p.wg.Done()
+					return
+				}
+				p.h3 = append(p.h3, c)
+			}
+			go p.runH3(p.n, p.h3[gi])
+		} else if catalog.IsH2(p.t.Proto) {
 			gi := p.n / p.t.Streams
 			if gi == len(p.groups) {
 				p.groups = append(p.groups, &h2group{})
@@ -212,6 +227,25 @@ func (p *Pool) runH2(id int, g *h2group) {
 		if err != nil {
 			// A dead connection is dialled again by the next get.
 			p.fail(id)
+			continue
+		}
+		p.rec.Done(id, resp.Status, time.Since(start))
+	}
+}
+
+// runH3 is one client of an HTTP/3 connection (h3client dials it again when
+// it died); Stop closes the connection, which ends the request in flight.
+func (p *Pool) runH3(id int, c *h3client.Conn) {
+	defer p.wg.Done()
+	ctx := context.Background()
+	for !p.stopped.Load() {
+		start := time.Now()
+		resp, err := c.Do(ctx, p.t.Method, p.t.Path, p.t.Body, false)
+		if err != nil {
+			p.fail(id)
+			if !p.stopped.Load() {
+				time.Sleep(retryPause)
+			}
 			continue
 		}
 		p.rec.Done(id, resp.Status, time.Since(start))

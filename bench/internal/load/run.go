@@ -75,7 +75,7 @@ const fixedTick = 250 * time.Millisecond
 
 // fixedClients returns the fixed mode's client count.
 func (o *Options) fixedClients() int {
-	if catalog.IsH2(o.Proto) {
+	if catalog.IsH2(o.Proto) || o.Proto == catalog.H3 {
 		return o.Conns * max(o.Streams, 1)
 	}
 	return o.Conns

@@ -14,6 +14,7 @@ import (
 	"github.com/celeris-dev/celeris/bench/internal/catalog"
 	"github.com/celeris-dev/celeris/bench/internal/h1client"
 	"github.com/celeris-dev/celeris/bench/internal/h2client"
+	"github.com/celeris-dev/celeris/bench/internal/h3client"
 	"github.com/celeris-dev/celeris/bench/internal/wsclient"
 )
 
@@ -106,6 +107,8 @@ func waitReady(ctx context.Context, p *serverProc, proto string, timeout time.Du
 		probe = probeWS
 	case catalog.IsTLS(proto):
 		probe = probeTLS
+	case proto == catalog.H3:
+		probe = probeH3
 	}
 	deadline := time.Now().Add(timeout)
 	var last error
@@ -137,6 +140,11 @@ func probeTLS(addr string) error {
 	return check(addr, simple, catalog.H1TLS, time.Second)
 }
 
+func probeH3(addr string) error {
+	simple, _ := catalog.LookupScenario("simple")
+	return check(addr, simple, catalog.H3, time.Second)
+}
+
 func probeWS(addr string) error {
 	return wsclient.Echo(addr, catalog.WSPath, []byte("r"), time.Second)
 }
@@ -149,6 +157,17 @@ func check(addr string, sc catalog.Scenario, proto string, timeout time.Duration
 			return fmt.Errorf("websocket echo: %w", err)
 		}
 		return nil
+	}
+	if proto == catalog.H3 {
+		c := h3client.New(addr, timeout)
+		defer c.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		resp, err := c.Do(ctx, sc.Method, sc.Path, sc.Body(), true)
+		if err != nil {
+			return fmt.Errorf("h3 request failed: %w", err)
+		}
+		return wrongAnswer(sc.Check(resp.Status, resp.Body))
 	}
 	if catalog.IsH2(proto) {
 		c, err := h2client.Dial(addr, h2client.Options{Capture: true, Timeout: timeout, TLS: catalog.IsTLS(proto)})

@@ -329,9 +329,10 @@ func (s *Suite) serverCommand(fw catalog.Framework, proto, addr, tag string) ([]
 			return nil, fmt.Errorf("no celeris demo: %s", firstLine(s.demoErr))
 		}
 		args := []string{"-addr", addr}
-		if catalog.IsTLS(proto) {
+		if catalog.IsTLS(proto) || proto == catalog.H3 {
 			// The demo serves plaintext on -addr too (idle here) and TLS,
-			// with a self-signed certificate made at start, on -tls-addr.
+			// with a self-signed certificate made at start, on -tls-addr,
+			// and HTTP/3 on the UDP port of the same number.
 			plain, err := freeAddr()
 			if err != nil {
 				return nil, err
