@@ -1,10 +1,22 @@
 // Package work runs handlers off the event loop on pooled goroutines.
 //
-// A Pool keeps a stack of idle workers, each parked on its own channel. Submit hands a
-// task to the most recently idle worker (its stack is warm) or starts a new worker when
-// none is idle, so a blocked handler never delays another request: there is always a
-// goroutine for the next one. Workers idle longer than the expiry exit, so the pool
-// shrinks back after a burst. No goroutine is created per request in steady state.
+// Submit appends a task to the pool's queue; workers take tasks from it in order.
+// Two counts keep a blocked task from ever delaying another (capacity rule):
+//
+//   - every queued task has a worker that runs no task: idle (parked on its own
+//     channel) or waking (signalled or just started, about to take a task), so
+//     Submit starts a new worker when the queued tasks would outnumber them;
+//   - while the queue is not empty, at least one worker is waking. A worker that
+//     takes a task and leaves others queued wakes an idle one first (a chain), so
+//     the rest never wait for the task it runs.
+//
+// A worker that finishes a task takes the next queued one before it parks. A burst
+// of tasks from one event-loop callback (the streams of an HTTP/2 read) thus costs
+// one or two goroutine wake-ups, not one per task: the first worker runs the tasks
+// one after another, and the one it woke takes over as soon as a task blocks. Idle
+// workers form a stack (the most recently used is woken first: its stack is warm);
+// workers idle longer than the expiry exit, so the pool shrinks back after a burst.
+// No goroutine is created per request in steady state.
 package work
 
 import (
@@ -21,15 +33,18 @@ import (
 type Task = httpmsg.Task
 
 type worker struct {
-	ch       chan Task
-	lastUsed int64 // the pool's coarse clock when the worker last finished a task
+	wake     chan bool // true: take queued tasks; false: exit (the reaper retired it)
+	lastUsed int64     // the pool's coarse clock when the worker last parked
 }
 
 // Pool is a goroutine pool. The zero value is not usable; use NewPool.
 type Pool struct {
 	mu      sync.Mutex
-	idle    []*worker // LIFO: the top is the most recently used
-	count   int       // live workers
+	idle    []*worker // LIFO: the top is the most recently used; guarded by mu
+	queue   []Task    // tasks no worker took yet, from head on; guarded by mu
+	head    int
+	waking  int // workers signalled or started that took no task yet; guarded by mu
+	count   int // live workers; guarded by mu
 	max     int
 	expiry  time.Duration
 	stopped bool
@@ -52,59 +67,98 @@ func NewPool(max int, expiry time.Duration) *Pool {
 }
 
 // Submit runs t on a worker. It reports false only when the pool is stopped or at
-// its limit; the caller then runs t itself or rejects the request.
+// its limit (every worker runs a task); the caller then runs t itself or rejects
+// the request.
 func (p *Pool) Submit(t Task) bool {
 	p.mu.Lock()
 	if p.stopped {
 		p.mu.Unlock()
 		return false
 	}
-	if n := len(p.idle); n > 0 {
-		w := p.idle[n-1]
-		p.idle[n-1] = nil
-		p.idle = p.idle[:n-1]
-		p.mu.Unlock()
-		w.ch <- t
-		return true
-	}
-	if p.max > 0 && p.count >= p.max {
+	queued, spare := len(p.queue)-p.head, len(p.idle)+p.waking
+	if queued >= spare && p.max > 0 && p.count >= p.max {
 		p.mu.Unlock()
 		return false
 	}
-	p.count++
+	p.queue = append(p.queue, t)
+	switch {
+	case queued >= spare:
+		p.spawn() // the capacity rule: t needs a worker of its own
+	case p.waking == 0:
+		p.wakeIdle() // queued < spare, so one is idle
+	}
 	p.mu.Unlock()
-	w := &worker{ch: make(chan Task, 1)}
-	w.ch <- t
-	go p.loop(w)
 	return true
 }
 
-func (p *Pool) loop(w *worker) {
-	for t := range w.ch {
-		if t == nil {
-			break
-		}
-		t.Run()
-		if !p.release(w) {
-			break
-		}
+// spawn starts a waking worker (p.mu held).
+func (p *Pool) spawn() {
+	p.count++
+	p.waking++
+	go p.loop(&worker{wake: make(chan bool, 1)})
+}
+
+// wakeIdle signals the most recently parked worker, or starts one when none is
+// idle (p.mu held). The channel has room: a parked worker's is empty.
+func (p *Pool) wakeIdle() {
+	n := len(p.idle)
+	if n == 0 {
+		p.spawn()
+		return
 	}
+	w := p.idle[n-1]
+	p.idle[n-1] = nil
+	p.idle = p.idle[:n-1]
+	p.waking++
+	w.wake <- true
+}
+
+// take removes the oldest queued task (p.mu held).
+func (p *Pool) take() (Task, bool) {
+	if p.head == len(p.queue) {
+		return nil, false
+	}
+	t := p.queue[p.head]
+	p.queue[p.head] = nil
+	p.head++
+	if p.head == len(p.queue) {
+		p.queue, p.head = p.queue[:0], 0
+	}
+	return t, true
+}
+
+// loop is a worker: it starts waking, takes queued tasks until none is left, then
+// parks until woken again or retired.
+func (p *Pool) loop(w *worker) {
 	p.mu.Lock()
+	for {
+		p.waking--
+		for {
+			t, ok := p.take()
+			if !ok {
+				break
+			}
+			if p.head < len(p.queue) && p.waking == 0 {
+				p.wakeIdle() // the chain: the rest must not wait for t
+			}
+			p.mu.Unlock()
+			t.Run()
+			p.mu.Lock()
+		}
+		if p.stopped {
+			break
+		}
+		w.lastUsed = p.clock.Load() // coarse: no clock read per task
+		p.idle = append(p.idle, w)
+		p.mu.Unlock()
+		if !<-w.wake {
+			p.mu.Lock()
+			break
+		}
+		p.mu.Lock()
+	}
 	p.count--
 	p.mu.Unlock()
-}
-
-// release parks w as idle. It reports false when the worker should exit.
-func (p *Pool) release(w *worker) bool {
-	w.lastUsed = p.clock.Load() // coarse: no clock read per task
-	p.mu.Lock()
-	if p.stopped {
-		p.mu.Unlock()
-		return false
-	}
-	p.idle = append(p.idle, w)
-	p.mu.Unlock()
-	return true
 }
 
 // reaper retires workers that stayed idle longer than the expiry. The oldest idle
@@ -129,8 +183,9 @@ func (p *Pool) reaper() {
 		}
 		i := 0
 		// lastUsed lags by up to one tick: a worker retires after one to two
-		// expiry periods of idleness.
-		for i < len(p.idle) && now-p.idle[i].lastUsed >= int64(p.expiry) {
+		// expiry periods of idleness. Queued tasks count on the idle workers (the
+		// capacity rule): none retires while there are any.
+		for p.head == len(p.queue) && i < len(p.idle) && now-p.idle[i].lastUsed >= int64(p.expiry) {
 			i++
 		}
 		expired = append(expired[:0], p.idle[:i]...)
@@ -139,27 +194,25 @@ func (p *Pool) reaper() {
 		p.idle = p.idle[:n]
 		p.mu.Unlock()
 		for _, w := range expired {
-			w.ch <- nil
+			w.wake <- false
 		}
 		clear(expired)
 	}
 }
 
 // Stop retires idle workers and the reaper at once; busy workers exit when
-// their task returns. Stopping a stopped pool does nothing.
+// their task returns and no task is queued. Tasks already accepted still run.
+// Stopping a stopped pool does nothing.
 func (p *Pool) Stop() {
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	if p.stopped {
-		p.mu.Unlock()
 		return
 	}
 	p.stopped = true
-	idle := p.idle
-	p.idle = nil
 	close(p.stop)
-	p.mu.Unlock()
-	for _, w := range idle {
-		w.ch <- nil
+	for len(p.idle) > 0 {
+		p.wakeIdle() // it takes what is queued, then exits
 	}
 }
 

@@ -93,3 +93,100 @@ func TestStopEndsReaper(t *testing.T) {
 		t.Fatal("a stopped pool took a task")
 	}
 }
+
+// A burst of tasks in which some block: every other task still runs, whichever
+// worker took the blocking ones and in whatever order the workers ran.
+func TestBurstWithBlockedTasks(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		blocked func(i int) bool
+	}{
+		{name: "first", blocked: func(i int) bool { return i == 0 }},
+		{name: "middle", blocked: func(i int) bool { return i == 50 }},
+		{name: "every third", blocked: func(i int) bool { return i%3 == 0 }},
+		{name: "all but the last", blocked: func(i int) bool { return i < 99 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := NewPool(0, time.Second)
+			defer p.Stop()
+			warm(t, p, 100) // idle workers: the burst wakes one, not one per task
+			release := make(chan struct{})
+			var short sync.WaitGroup
+			var all sync.WaitGroup
+			for i := range 100 {
+				all.Add(1)
+				var task fnTask
+				if tc.blocked(i) {
+					task = func() { defer all.Done(); <-release }
+				} else {
+					short.Add(1)
+					task = func() { defer all.Done(); short.Done() }
+				}
+				if !p.Submit(task) {
+					t.Fatal("submit refused")
+				}
+			}
+			done := make(chan struct{})
+			go func() { short.Wait(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(5 * time.Second):
+				t.Fatal("a task waited behind a blocked one")
+			}
+			close(release)
+			all.Wait()
+		})
+	}
+}
+
+// warm leaves n idle workers in p.
+func warm(t *testing.T, p *Pool, n int) {
+	t.Helper()
+	var started, done sync.WaitGroup
+	gate := make(chan struct{})
+	for range n {
+		started.Add(1)
+		done.Add(1)
+		if !p.Submit(fnTask(func() { started.Done(); <-gate; done.Done() })) {
+			t.Fatal("submit refused")
+		}
+	}
+	started.Wait()
+	close(gate)
+	done.Wait()
+	for deadline := time.Now().Add(3 * time.Second); ; time.Sleep(time.Millisecond) {
+		p.mu.Lock()
+		idle := len(p.idle)
+		p.mu.Unlock()
+		if idle == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d idle workers, want %d", idle, n)
+		}
+	}
+}
+
+// Stop lets the tasks it accepted run, and the workers exit afterwards.
+func TestStopRunsAcceptedTasks(t *testing.T) {
+	p := NewPool(0, time.Hour)
+	var ran atomic.Int32
+	block := make(chan struct{})
+	for i := range 20 {
+		p.Submit(fnTask(func() {
+			if i == 0 {
+				<-block
+			}
+			ran.Add(1)
+		}))
+	}
+	p.Stop()
+	close(block)
+	deadline := time.Now().Add(3 * time.Second)
+	for (ran.Load() != 20 || p.Workers() != 0) && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if n, w := ran.Load(), p.Workers(); n != 20 || w != 0 {
+		t.Fatalf("%d of 20 tasks ran, %d workers left", n, w)
+	}
+}

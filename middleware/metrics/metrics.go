@@ -39,8 +39,11 @@
 //
 // # Cost
 //
-// Two clock reads, one map read (the series of route, method and status) and three
-// atomic additions per request, no allocation, no lock once the series exists.
+// Two clock reads, one lookup of the series (route, method and status) and three
+// atomic additions per request, no allocation, no lock once the series exists. The
+// lookup is a small direct-mapped cache of recent series in front of the registry's
+// map: a route pattern comes from the router, so a hit compares a string with the
+// very same string and hashes nothing.
 // Counters are split into shards (one per P, up to 64) picked at random, so that
 // cores rarely write the same cache line; a scrape sums the shards.
 package metrics
@@ -174,7 +177,28 @@ type seriesKey struct {
 type registry struct {
 	idx    map[seriesKey]int32
 	keys   []seriesKey
+	slots  []*seriesSlot // slots[i] names series i; made once, shared by every copy
 	routes map[string]bool
+}
+
+// seriesSlot is one entry of Metrics.hot: a series and its counter index. Slots
+// are immutable once published.
+type seriesSlot struct {
+	key seriesKey
+	idx int32
+}
+
+// hotSlots is the size of Metrics.hot (a power of two).
+const hotSlots = 64
+
+// hotHash picks k's entry in Metrics.hot from what differs between routes without
+// reading the whole pattern.
+func hotHash(k seriesKey) uint {
+	h := uint(len(k.route))*31 + uint(k.method)*7 + uint(k.status)*13
+	if n := len(k.route); n > 0 {
+		h += uint(k.route[n-1])*3 + uint(k.route[n/2])
+	}
+	return h & (hotSlots - 1)
 }
 
 // Metrics collects request metrics. It is safe for concurrent use.
@@ -190,6 +214,9 @@ type Metrics struct {
 
 	series atomic.Pointer[registry]
 	mu     sync.Mutex // serialises new series
+	// hot caches recently counted series by hotHash; a miss, or a slot another
+	// series took, falls back to the registry's map.
+	hot [hotSlots]atomic.Pointer[seriesSlot]
 }
 
 // New returns a Metrics. It panics when Buckets are not increasing.
@@ -227,8 +254,15 @@ func New(cfg Config) *Metrics {
 
 // seriesIndex returns the counter index of a series, creating it on first use.
 func (m *Metrics) seriesIndex(k seriesKey) int32 {
-	if i, ok := m.series.Load().idx[k]; ok {
-		return i
+	h := hotHash(k)
+	if sl := m.hot[h].Load(); sl != nil && sl.key == k {
+		return sl.idx
+	}
+	if r := m.series.Load(); r != nil {
+		if i, ok := r.idx[k]; ok {
+			m.hot[h].Store(r.slots[i])
+			return i
+		}
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -248,7 +282,8 @@ func (m *Metrics) seriesIndex(k seriesKey) int32 {
 			m.shards[s].chunks[i/chunkSize].Store(new(chunk))
 		}
 	}
-	nr := &registry{idx: make(map[seriesKey]int32, len(r.idx)+1), keys: append(r.keys[:len(r.keys):len(r.keys)], k), routes: r.routes}
+	nr := &registry{idx: make(map[seriesKey]int32, len(r.idx)+1), keys: append(r.keys[:len(r.keys):len(r.keys)], k),
+		slots: append(r.slots[:len(r.slots):len(r.slots)], &seriesSlot{key: k, idx: i}), routes: r.routes}
 	for key, v := range r.idx {
 		nr.idx[key] = v
 	}
