@@ -88,7 +88,7 @@ func TestKeysAndStore(t *testing.T) {
 		}
 	}
 	quiet := celeris.Config{Logger: slog.New(slog.DiscardHandler)}
-	var logs syncBuffer
+	var logs mwtest.LogBuffer
 	logger := slog.New(slog.NewTextHandler(&logs, nil))
 	_, addr := mwtest.StartConfig(t, quiet, func(s *celeris.Server) {
 		s.GET("/apikey", ok, ratelimit.New(ratelimit.Config{Rate: 0.001, Burst: 1, Store: store, Logger: logger,
@@ -131,23 +131,6 @@ func TestKeysAndStore(t *testing.T) {
 	if n := strings.Count(logs.String(), "ratelimit: store failed"); n != 2 || !strings.Contains(logs.String(), "store down") {
 		t.Errorf("%d records: %s", n, logs.String())
 	}
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }
 
 // The default key is the client IP behind trusted proxies: clients behind the

@@ -1,7 +1,6 @@
 package recovery_test
 
 import (
-	"bytes"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -14,34 +13,10 @@ import (
 	"github.com/celeris-dev/celeris/middleware/recovery"
 )
 
-// syncBuffer is a log sink safe for concurrent handlers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func (s *syncBuffer) Reset() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.b.Reset()
-}
-
 var errBoom = errors.New("boom")
 
 func TestRecovery(t *testing.T) {
-	var logs, serverLogs syncBuffer
+	var logs, serverLogs mwtest.LogBuffer
 	var gotValue any
 	var mu sync.Mutex
 	cfg := celeris.Config{Logger: slog.New(slog.NewTextHandler(&serverLogs, nil))}

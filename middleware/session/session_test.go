@@ -271,7 +271,7 @@ func TestStoreFixation(t *testing.T) {
 // large for a cookie is ErrTooLarge (500).
 func TestNotSaved(t *testing.T) {
 	errs := make(chan error, 4)
-	var logs syncBuffer
+	var logs mwtest.LogBuffer
 	cfg := celeris.Config{Logger: slog.New(slog.DiscardHandler), ErrorHandler: func(c *celeris.Context, err error) {
 		errs <- err
 		celeris.DefaultErrorHandler(c, err)
@@ -325,23 +325,6 @@ func TestNotSaved(t *testing.T) {
 	if n := strings.Count(logs.String(), "session: not saved"); n != 2 || strings.Count(logs.String(), "path=/forgot") != 1 {
 		t.Errorf("%d records: %s", n, logs.String())
 	}
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }
 
 func TestMemoryStoreExpiry(t *testing.T) {
@@ -448,7 +431,7 @@ func BenchmarkSealOpen(b *testing.B) {
 // regenerated session is not, and the loss is logged.
 func TestStoreSaveAfterWrite(t *testing.T) {
 	store := session.NewMemoryStore()
-	var logs syncBuffer
+	var logs mwtest.LogBuffer
 	_, addr := mwtest.Start(t, func(s *celeris.Server) {
 		s.Use(session.New(session.Config{Store: store, Logger: slog.New(slog.NewTextHandler(&logs, nil))}))
 		s.POST("/inc", counter)

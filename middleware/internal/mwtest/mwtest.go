@@ -9,6 +9,8 @@ import (
 	"net"
 	"net/http"
 	"runtime"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -172,4 +174,31 @@ func readRawResponse(t testing.TB, c net.Conn, buf []byte) {
 		}
 		n += m
 	}
+}
+
+// LogBuffer is a log sink (for slog handlers and log.Logger) that concurrent
+// handlers may write while a test reads it.
+type LogBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (b *LogBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+// Reset drops everything written so far.
+func (b *LogBuffer) Reset() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.b.Reset()
+}
+
+// String returns everything written so far.
+func (b *LogBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }
