@@ -1,16 +1,14 @@
 package celeris
 
 import (
-	"bufio"
 	"bytes"
-	"io"
-	"net"
 	"net/http"
 	"testing"
-	"time"
 
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
+
+	"github.com/celeris-dev/celeris/internal/h2raw"
 )
 
 // An http.Handler mounted with Adapt on a route marked ExtendedConnect gets an
@@ -41,28 +39,14 @@ func TestAdaptExtendedConnect(t *testing.T) {
 			}
 		}))).ExtendedConnect()
 	})
-	nc, err := net.Dial("tcp", addr)
+	nc, fr, settings, err := h2raw.Open(addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer nc.Close()
-	_ = nc.SetDeadline(time.Now().Add(10 * time.Second))
-	io.WriteString(nc, http2.ClientPreface)
-	fr := http2.NewFramer(nc, bufio.NewReader(nc))
-	fr.WriteSettings()
-	f, err := fr.ReadFrame()
-	if err != nil {
-		t.Fatal(err)
-	}
-	enabled := false
-	f.(*http2.SettingsFrame).ForeachSetting(func(s http2.Setting) error {
-		enabled = enabled || s.ID == http2.SettingEnableConnectProtocol && s.Val == 1
-		return nil
-	})
-	if !enabled {
+	if settings[http2.SettingEnableConnectProtocol] != 1 {
 		t.Fatal("SETTINGS_ENABLE_CONNECT_PROTOCOL not advertised for a route marked ExtendedConnect")
 	}
-	fr.WriteSettingsAck()
 	var hb bytes.Buffer
 	enc := hpack.NewEncoder(&hb)
 	for _, kv := range [][2]string{{":method", "CONNECT"}, {":protocol", "websocket"}, {":scheme", "http"}, {":path", "/tunnel"}, {":authority", "x"}} {

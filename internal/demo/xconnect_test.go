@@ -1,16 +1,14 @@
 package demo
 
 import (
-	"bufio"
 	"bytes"
-	"io"
-	"net"
 	"strings"
 	"testing"
-	"time"
 
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
+
+	"github.com/celeris-dev/celeris/internal/h2raw"
 )
 
 // TestDemoExtendedConnect: the demo advertises SETTINGS_ENABLE_CONNECT_PROTOCOL
@@ -19,28 +17,14 @@ import (
 // body (RFC 9110 §9.3.6).
 func TestDemoExtendedConnect(t *testing.T) {
 	base := startDemo(t, true)
-	nc, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+	nc, fr, settings, err := h2raw.Open(strings.TrimPrefix(base, "http://"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer nc.Close()
-	_ = nc.SetDeadline(time.Now().Add(10 * time.Second))
-	io.WriteString(nc, http2.ClientPreface)
-	fr := http2.NewFramer(nc, bufio.NewReader(nc))
-	fr.WriteSettings()
-	f, err := fr.ReadFrame()
-	if err != nil {
-		t.Fatal(err)
-	}
-	enabled := false
-	f.(*http2.SettingsFrame).ForeachSetting(func(s http2.Setting) error {
-		enabled = enabled || s.ID == http2.SettingEnableConnectProtocol && s.Val == 1
-		return nil
-	})
-	if !enabled {
+	if settings[http2.SettingEnableConnectProtocol] != 1 {
 		t.Fatal("SETTINGS_ENABLE_CONNECT_PROTOCOL not advertised")
 	}
-	fr.WriteSettingsAck()
 	var hb bytes.Buffer
 	enc := hpack.NewEncoder(&hb)
 	dec := hpack.NewDecoder(4096, nil)
