@@ -21,10 +21,10 @@ func requestContext(_ *httpmsg.Request, w httpmsg.ResponseWriter) context.Contex
 // TestContextOutlivesRequest: contexts derived from the request context
 // (WithTimeout, WithCancel, AfterFunc) and the request context itself stay valid
 // after Serve returns, while the stream is recycled for later requests on the
-// same connection. The request context used to live inside the recycled stream:
-// the goroutine context.WithTimeout starts for it kept calling its Done and Err
-// while the loop reset it for the next request (a data race under -race, and a
-// parent Err of nil after its Done closed). Run with -race.
+// same connection. A request context kept inside the recycled stream would be
+// reset for the next request while the goroutine context.WithTimeout starts for
+// it still calls its Done and Err (a data race under -race, and a parent Err of
+// nil after its Done closed). Run with -race.
 func TestContextOutlivesRequest(t *testing.T) {
 	for _, inline := range []bool{false, true} {
 		t.Run(map[bool]string{true: "inline", false: "worker"}[inline], func(t *testing.T) {
