@@ -17,12 +17,15 @@ import (
 
 // conn is one connection's engine-side state.
 type conn struct {
-	gc     gnet.Conn // owned by the event loop
-	eng    *Engine
-	loop   *loopState
-	proto  httpmsg.Proto // owned by the event loop; nil until the protocol is known
-	out    []byte        // output batch of the current callback, owned by the event loop
-	remote net.Addr
+	gc    gnet.Conn // owned by the event loop
+	eng   *Engine
+	loop  *loopState
+	proto httpmsg.Proto // owned by the event loop; nil until the protocol is known; set by setProto
+	// flushObs is proto as an httpmsg.FlushObserver, nil when it is not one (owned
+	// by the event loop): asked once per protocol, not once per callback.
+	flushObs httpmsg.FlushObserver
+	out      []byte // output batch of the current callback, owned by the event loop
+	remote   net.Addr
 
 	woken      atomic.Bool  // a wake-up is pending (coalescing)
 	pendingOut atomic.Bool  // output is still queued in gnet after the last callback
@@ -118,8 +121,8 @@ func (c *conn) onTraffic() gnet.Action {
 		c.releaseOut()
 	}
 	outbound := c.gc.OutboundBuffered()
-	if fa, ok := c.proto.(httpmsg.FlushObserver); ok {
-		fa.AfterFlush(outbound)
+	if c.flushObs != nil {
+		c.flushObs.AfterFlush(outbound)
 	}
 	if outbound > 0 || drained >= 0 {
 		c.watchDrain(drained, outbound)
@@ -229,7 +232,7 @@ func (c *conn) readAll() error {
 			return nil
 		}
 		if c.proto == nil {
-			if c.proto = c.eng.cfg.Protocols.Choose(c, buf); c.proto == nil {
+			if c.setProto(c.eng.cfg.Protocols.Choose(c, buf)); c.proto == nil {
 				return nil // not enough bytes to tell yet
 			}
 		}
@@ -258,8 +261,14 @@ func (c *conn) nextProto() error {
 	if err != nil {
 		return err
 	}
-	c.proto = p
+	c.setProto(p)
 	return nil
+}
+
+// setProto installs p (nil: none yet) as the connection's protocol (loop only).
+func (c *conn) setProto(p httpmsg.Proto) {
+	c.proto = p
+	c.flushObs, _ = p.(httpmsg.FlushObserver)
 }
 
 func (c *conn) drainProto() {
