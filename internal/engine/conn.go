@@ -101,10 +101,11 @@ func (c *conn) onTraffic() gnet.Action {
 			c.drainProto()
 		}
 	}
+	in := -1 // c.buffered() after the protocol read, once known: unchanged below
 	if err == nil && !c.wantClose && !c.closing {
 		before := c.buffered()
 		err = c.readAll()
-		if c.buffered() < before {
+		if in = c.buffered(); in < before {
 			c.lastProgress = c.eng.now.Load()
 		}
 	}
@@ -153,13 +154,16 @@ func (c *conn) onTraffic() gnet.Action {
 		return gnet.None
 	}
 	c.pendingOut.Store(outbound > 0)
-	c.applyBackpressure()
+	if in < 0 {
+		in = c.buffered()
+	}
+	c.applyBackpressure(in)
 	if outbound > 0 {
 		c.updateWriteDeadline(outbound)
 		return gnet.None
 	}
 	c.lastOutbound = 0
-	c.updateDeadline()
+	c.updateDeadline(in)
 	return gnet.None
 }
 
@@ -282,9 +286,10 @@ func (c *conn) drainProto() {
 }
 
 // applyBackpressure pauses reading while the protocol leaves more than the
-// engine's limit unconsumed, and resumes once it consumed enough.
-func (c *conn) applyBackpressure() {
-	in := c.buffered()
+// engine's limit unconsumed, and resumes once it consumed enough. in is
+// c.buffered(), which the caller knows (taking gnet's input into the engine's
+// buffer moves bytes, it does not change their count).
+func (c *conn) applyBackpressure(in int) {
 	limit := c.eng.cfg.MaxBufferedInput
 	switch {
 	case !c.paused && in > limit:
@@ -294,8 +299,9 @@ func (c *conn) applyBackpressure() {
 	}
 }
 
-// updateDeadline publishes when the ticker should close this connection.
-func (c *conn) updateDeadline() {
+// updateDeadline publishes when the ticker should close this connection. in is
+// c.buffered() (as for applyBackpressure).
+func (c *conn) updateDeadline(in int) {
 	now := c.eng.now.Load()
 	switch {
 	case c.proto != nil && c.proto.Busy():
@@ -311,7 +317,7 @@ func (c *conn) updateDeadline() {
 			return
 		}
 		c.deadline.Store(0)
-	case c.buffered() > 0:
+	case in > 0:
 		if c.partialSince == 0 {
 			c.partialSince = now
 		}
