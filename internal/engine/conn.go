@@ -117,9 +117,15 @@ func (c *conn) onTraffic() gnet.Action {
 		drained = c.dw.last - c.gc.OutboundBuffered() // before this callback's write
 	}
 	if len(c.out) > 0 {
-		c.resumeRead() // gnet's write changes the fd's poller interest: it must be as gnet left it
+		if c.paused { // resumeRead's own first test, here to save the call
+			c.resumeRead() // gnet's write changes the fd's poller interest: it must be as gnet left it
+		}
 		c.writeOut()
-		c.releaseOut()
+		if cap(c.out) < bufpool.MinSize { // releaseOut's common case, here to save the call
+			c.out = c.out[:0]
+		} else {
+			c.releaseOut()
+		}
 	}
 	outbound := c.gc.OutboundBuffered()
 	if c.flushObs != nil {
