@@ -500,7 +500,13 @@ func (s *Server) serve(req *httpmsg.Request, w httpmsg.ResponseWriter) {
 // Prepare routes a request on the event loop (httpmsg.Handler).
 func (h *serverHandler) Prepare(req *httpmsg.Request) bool {
 	s := (*Server)(h)
-	c := s.ctxs.Get().(*Context)
+	var c *Context
+	if sp, ok := req.Spare.(*spareContext); ok {
+		c = (*Context)(sp) // left by the previous request of this Request value
+		req.Spare = nil
+	} else {
+		c = s.ctxs.Get().(*Context)
+	}
 	c.req = req
 	req.Route = c
 	if s.preFinal != nil {
@@ -560,8 +566,21 @@ func (h *serverHandler) Serve(req *httpmsg.Request, w httpmsg.ResponseWriter) {
 	}
 	req.Route = nil
 	c.reset()
-	s.ctxs.Put(c)
+	if req.KeepsSpare && req.Spare == nil {
+		req.Spare = (*spareContext)(c) // for the next request it carries: no pool round trip
+	} else {
+		s.ctxs.Put(c)
+	}
 }
+
+// spareContext is a reset Context left with a Request value for its next request
+// (httpmsg.Request.Spare). Its Recycle is not part of Context's API.
+type spareContext Context
+
+var _ httpmsg.Spare = (*spareContext)(nil)
+
+// Recycle puts the Context back into its server's pool (httpmsg.Spare).
+func (sp *spareContext) Recycle() { sp.server.ctxs.Put((*Context)(sp)) }
 
 func (s *Server) run(c *Context) {
 	defer func() {

@@ -17,12 +17,15 @@ import (
 
 // conn is one connection's engine-side state.
 type conn struct {
-	gc     gnet.Conn // owned by the event loop
-	eng    *Engine
-	loop   *loopState
-	proto  httpmsg.Proto // owned by the event loop; nil until the protocol is known
-	out    []byte        // output batch of the current callback, owned by the event loop
-	remote net.Addr
+	gc    gnet.Conn // owned by the event loop
+	eng   *Engine
+	loop  *loopState
+	proto httpmsg.Proto // owned by the event loop; nil until the protocol is known; set by setProto
+	// flushObs is proto as an httpmsg.FlushObserver, nil when it is not one (owned
+	// by the event loop): asked once per protocol, not once per callback.
+	flushObs httpmsg.FlushObserver
+	out      []byte // output batch of the current callback, owned by the event loop
+	remote   net.Addr
 
 	woken      atomic.Bool  // a wake-up is pending (coalescing)
 	pendingOut atomic.Bool  // output is still queued in gnet after the last callback
@@ -98,10 +101,11 @@ func (c *conn) onTraffic() gnet.Action {
 			c.drainProto()
 		}
 	}
+	in := -1 // c.buffered() after the protocol read, once known: unchanged below
 	if err == nil && !c.wantClose && !c.closing {
 		before := c.buffered()
 		err = c.readAll()
-		if c.buffered() < before {
+		if in = c.buffered(); in < before {
 			c.lastProgress = c.eng.now.Load()
 		}
 	}
@@ -113,13 +117,19 @@ func (c *conn) onTraffic() gnet.Action {
 		drained = c.dw.last - c.gc.OutboundBuffered() // before this callback's write
 	}
 	if len(c.out) > 0 {
-		c.resumeRead() // gnet's write changes the fd's poller interest: it must be as gnet left it
+		if c.paused { // resumeRead's own first test, here to save the call
+			c.resumeRead() // gnet's write changes the fd's poller interest: it must be as gnet left it
+		}
 		c.writeOut()
-		c.releaseOut()
+		if cap(c.out) < bufpool.MinSize { // releaseOut's common case, here to save the call
+			c.out = c.out[:0]
+		} else {
+			c.releaseOut()
+		}
 	}
 	outbound := c.gc.OutboundBuffered()
-	if fa, ok := c.proto.(httpmsg.FlushObserver); ok {
-		fa.AfterFlush(outbound)
+	if c.flushObs != nil {
+		c.flushObs.AfterFlush(outbound)
 	}
 	if outbound > 0 || drained >= 0 {
 		c.watchDrain(drained, outbound)
@@ -150,13 +160,16 @@ func (c *conn) onTraffic() gnet.Action {
 		return gnet.None
 	}
 	c.pendingOut.Store(outbound > 0)
-	c.applyBackpressure()
+	if in < 0 {
+		in = c.buffered()
+	}
+	c.applyBackpressure(in)
 	if outbound > 0 {
 		c.updateWriteDeadline(outbound)
 		return gnet.None
 	}
 	c.lastOutbound = 0
-	c.updateDeadline()
+	c.updateDeadline(in)
 	return gnet.None
 }
 
@@ -229,7 +242,7 @@ func (c *conn) readAll() error {
 			return nil
 		}
 		if c.proto == nil {
-			if c.proto = c.eng.cfg.Protocols.Choose(c, buf); c.proto == nil {
+			if c.setProto(c.eng.cfg.Protocols.Choose(c, buf)); c.proto == nil {
 				return nil // not enough bytes to tell yet
 			}
 		}
@@ -258,8 +271,14 @@ func (c *conn) nextProto() error {
 	if err != nil {
 		return err
 	}
-	c.proto = p
+	c.setProto(p)
 	return nil
+}
+
+// setProto installs p (nil: none yet) as the connection's protocol (loop only).
+func (c *conn) setProto(p httpmsg.Proto) {
+	c.proto = p
+	c.flushObs, _ = p.(httpmsg.FlushObserver)
 }
 
 func (c *conn) drainProto() {
@@ -273,9 +292,10 @@ func (c *conn) drainProto() {
 }
 
 // applyBackpressure pauses reading while the protocol leaves more than the
-// engine's limit unconsumed, and resumes once it consumed enough.
-func (c *conn) applyBackpressure() {
-	in := c.buffered()
+// engine's limit unconsumed, and resumes once it consumed enough. in is
+// c.buffered(), which the caller knows (taking gnet's input into the engine's
+// buffer moves bytes, it does not change their count).
+func (c *conn) applyBackpressure(in int) {
 	limit := c.eng.cfg.MaxBufferedInput
 	switch {
 	case !c.paused && in > limit:
@@ -285,8 +305,9 @@ func (c *conn) applyBackpressure() {
 	}
 }
 
-// updateDeadline publishes when the ticker should close this connection.
-func (c *conn) updateDeadline() {
+// updateDeadline publishes when the ticker should close this connection. in is
+// c.buffered() (as for applyBackpressure).
+func (c *conn) updateDeadline(in int) {
 	now := c.eng.now.Load()
 	switch {
 	case c.proto != nil && c.proto.Busy():
@@ -302,7 +323,7 @@ func (c *conn) updateDeadline() {
 			return
 		}
 		c.deadline.Store(0)
-	case c.buffered() > 0:
+	case in > 0:
 		if c.partialSince == 0 {
 			c.partialSince = now
 		}

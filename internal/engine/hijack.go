@@ -49,7 +49,7 @@ func (c *conn) Hijack() (nc net.Conn, buffered, pending []byte, err error) {
 		buffered = append([]byte(nil), c.in[c.inOff:]...)
 		c.releaseInput()
 	}
-	c.proto = hijacked{}
+	c.setProto(hijacked{})
 	c.wantClose = true
 	c.deadline.Store(0)
 	return nc, buffered, pending, nil

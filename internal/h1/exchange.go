@@ -153,7 +153,7 @@ func (ex *exchange) release() {
 
 // clear resets ex's request and state before fill, keeping its buffers.
 func (ex *exchange) clear() {
-	ex.clearMsg()
+	ex.resetMsg()
 	ex.chunked, ex.keepAlive, ex.http10, ex.isHead = false, false, false, false
 	ex.answered, ex.streaming, ex.ended, ex.discard, ex.raw10 = false, false, false, false, false
 	ex.sized, ex.remain = false, 0
@@ -161,16 +161,32 @@ func (ex *exchange) clear() {
 }
 
 // clearMsg empties msg, and the header and trailer fields whose strings point
-// into ex's buffers.
+// into ex's buffers. Spare stays (httpmsg.Request.KeepsSpare). Fields are stored
+// one by one: assigning a composite literal builds it on the stack and copies it
+// with write barriers, several times the cost.
 func (ex *exchange) clearMsg() {
-	hdr := ex.msg.Header[:0]
+	ex.resetMsg()
+	m := &ex.msg
+	m.Method, m.Path, m.RawQuery, m.RequestURI, m.Proto = "", "", "", "", ""
+	m.Host, m.Scheme = "", ""
+	m.ProtoMajor, m.ProtoMinor, m.ContentLength = 0, 0, 0
+	m.RemoteAddr, m.TLS, m.Close = nil, nil, false
+}
+
+// resetMsg clears the fields of msg that fill does not set (fill sets the
+// others, so clear needs no more); TestFillSetsEveryField holds the two
+// together when httpmsg.Request grows a field.
+func (ex *exchange) resetMsg() {
+	m := &ex.msg
+	hdr := m.Header[:0]
 	if cap(hdr) > 4*inlineFields {
 		hdr = ex.hdr[:0]
 	}
-	httpmsg.ClearFields(ex.msg.Header)
-	httpmsg.ClearFields(ex.msg.Trailer)
-	tr := ex.msg.Trailer[:0]
-	ex.msg = httpmsg.Request{Header: hdr, Trailer: tr}
+	httpmsg.ClearFields(m.Header)
+	httpmsg.ClearFields(m.Trailer)
+	m.Header, m.Trailer = hdr, m.Trailer[:0]
+	m.Body, m.BodyReader, m.StreamID = nil, nil, 0
+	m.Route, m.Counted, m.KeepsSpare = nil, false, true
 }
 
 // keptBytes is the capacity of the buffers ex keeps for reuse (after release).

@@ -4,7 +4,6 @@ import (
 	"bytes"
 
 	"github.com/celeris-dev/celeris/internal/bytesconv"
-	"github.com/celeris-dev/celeris/internal/httpmsg"
 )
 
 // special interprets the fields that shape framing and connection handling.
@@ -29,7 +28,7 @@ func (p *parser) special(name, value []byte) error {
 			if p.hosts > 1 {
 				return errManyHosts
 			}
-			if !httpmsg.ValidAuthority(value) {
+			if !r.hostOK.validHost(value) { // httpmsg.ValidAuthority, cached
 				return errBadHost
 			}
 			if !p.absolute {

@@ -19,6 +19,10 @@ func (cn *Conn) newExchange(head []byte, r *Request) *exchange {
 func (cn *Conn) put(ex *exchange) {
 	ex.release()
 	if len(cn.free) >= maxFree {
+		if sp := ex.msg.Spare; sp != nil {
+			ex.msg.Spare = nil
+			sp.Recycle()
+		}
 		return
 	}
 	// An idle keep-alive connection must not pin much memory: the buffers its free
@@ -37,6 +41,12 @@ func (cn *Conn) put(ex *exchange) {
 const maxKeptBytes = 64 << 10
 
 func (cn *Conn) release() {
+	for _, ex := range cn.free {
+		if sp := ex.msg.Spare; sp != nil {
+			ex.msg.Spare = nil
+			sp.Recycle() // the handler's state goes back to its pool, not to the GC
+		}
+	}
 	cn.free, cn.kept = nil, 0
 	cn.batch = nil
 	cn.cur = nil

@@ -1,5 +1,7 @@
 package h1
 
+import "github.com/celeris-dev/celeris/internal/httpmsg"
+
 // Field is one header field as received. Name and Value alias the buffer given to
 // ParseHead (see Request's lifetime note).
 type Field struct {
@@ -49,7 +51,40 @@ type Request struct {
 	// final CRLF CRLF: the n returned by ParseHead.
 	HeadLen int
 
+	// hostOK is the last Host value found valid, as an owned copy (never a view
+	// into a parsed buffer): a keep-alive connection repeats its Host, and a
+	// value equal byte for byte to one that passed httpmsg.ValidAuthority
+	// passes again. clear keeps it; it belongs to the Request value that
+	// ParseHead fills again and again (a connection's).
+	hostOK hostCache
+
 	inline [inlineFields]Field
+}
+
+// hostCacheLen is the longest Host value hostCache keeps.
+const hostCacheLen = 63
+
+// hostCache holds n bytes of b; n == 0 is empty (an empty Host is never valid).
+type hostCache struct {
+	n uint8
+	b [hostCacheLen]byte
+}
+
+// validHost reports whether v is a valid Host value (httpmsg.ValidAuthority),
+// comparing it with the last one found valid first and remembering it when it
+// is valid and short enough. Only contents are compared, so a value that was
+// never checked cannot pass.
+func (c *hostCache) validHost(v []byte) bool {
+	if c.n != 0 && int(c.n) == len(v) && string(c.b[:c.n]) == string(v) {
+		return true
+	}
+	if !httpmsg.ValidAuthority(v) {
+		return false
+	}
+	if len(v) <= hostCacheLen {
+		c.n = uint8(copy(c.b[:], v))
+	}
+	return true
 }
 
 // Limits bound what ParseHead accepts. Zero values mean the defaults below.

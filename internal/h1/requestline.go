@@ -3,6 +3,7 @@ package h1
 import (
 	"bytes"
 	"encoding/binary"
+	"math/bits"
 
 	"github.com/celeris-dev/celeris/internal/bytesconv"
 	"github.com/celeris-dev/celeris/internal/httpmsg"
@@ -243,22 +244,20 @@ func (p *parser) version(b []byte, i int) (int, error) {
 }
 
 // scanTarget returns the index of the first byte at or after j that is not a
-// request-target byte (visible ASCII but '#'), or len(b).
+// request-target byte (visible ASCII but '#'), or len(b). Eight bytes at a time:
+// in the word that holds the end, the lowest flagged byte is the first one that
+// is not a target byte (the SWAR tests can flag bytes above a true one, never
+// below it), so the end is found without a loop over the word's bytes.
 func scanTarget(b []byte, j int) int {
-	for {
-		for j+8 <= len(b) {
-			x := binary.LittleEndian.Uint64(b[j:])
-			if hasLess(x, 0x21)|hasMore(x, 0x7e)|hasZero(x^'#'*lsb) != 0 {
-				break
-			}
-			j += 8
+	for j+8 <= len(b) {
+		x := binary.LittleEndian.Uint64(b[j:])
+		if m := hasLess(x, 0x21) | hasMore(x, 0x7e) | hasZero(x^'#'*lsb); m != 0 {
+			return j + bits.TrailingZeros64(m)/8
 		}
-		end := min(j+8, len(b))
-		for j < end && charClass[b[j]]&cTarget != 0 {
-			j++
-		}
-		if j < end || j == len(b) {
-			return j
-		}
+		j += 8
 	}
+	for j < len(b) && charClass[b[j]]&cTarget != 0 {
+		j++
+	}
+	return j
 }

@@ -260,7 +260,7 @@ func (cn *Conn) OnData(in []byte) (int, error) {
 			cn.enqueue(ex)
 			continue
 		}
-		if cn.skipReparse(in[consumed:]) {
+		if cn.partial != 0 && cn.skipReparse(in[consumed:]) { // partial: skipReparse's own first test, here to save the call
 			break
 		}
 		n, err := ParseHead(in[consumed:], &cn.parse, &cn.lim)

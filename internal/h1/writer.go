@@ -78,7 +78,8 @@ func AppendHeadCached(dst []byte, status int, header []httpmsg.Field, bodyLen in
 func appendFields(dst []byte, fields []httpmsg.Field, allowConnection bool, vc *ValidCache) []byte {
 	for i := range fields {
 		f := &fields[i]
-		if !vc.valid(i, f.Name, f.Value) {
+		line, ok := vc.valid(i, f.Name, f.Value)
+		if !ok {
 			continue
 		}
 		switch len(f.Name) {
@@ -99,6 +100,10 @@ func appendFields(dst []byte, fields []httpmsg.Field, allowConnection bool, vc *
 				continue
 			}
 		}
+		if line != nil {
+			dst = append(dst, line...) // "name: value\r\n" as the cache keeps it
+			continue
+		}
 		dst = append(dst, f.Name...)
 		dst = append(dst, ": "...)
 		dst = append(dst, f.Value...)
@@ -108,16 +113,17 @@ func appendFields(dst []byte, fields []httpmsg.Field, allowConnection bool, vc *
 }
 
 // ValidCache remembers, per field position, the last name and value that passed
-// appendFields' checks, as owned copies of up to validLen bytes: a response whose
-// fields repeat the previous one's (the common case: the same content type, the
-// same Vary) compares them instead of scanning them again. Only contents are
-// compared, never addresses, so a caller's buffer changing under a string cannot
-// make an unchecked value pass. A value that changed volatileAfter times in a row
-// (a request id, a per-response ETag) is scanned from then on without comparing and
-// copying it, until another field name takes its position. The zero value is
-// ready; one goroutine at a time.
+// appendFields' checks, as an owned copy of the field line they make ("name:
+// value\r\n", each of up to validLen bytes): a response whose fields repeat the
+// previous one's (the common case: the same content type, the same Vary) compares
+// them instead of scanning them again, and writes the line in one copy. Only
+// contents are compared, never addresses, so a caller's buffer changing under a
+// string cannot make an unchecked value pass. A value that changed volatileAfter
+// times in a row (a request id, a per-response ETag) is scanned from then on
+// without comparing and copying it, until another field name takes its position.
+// The zero value is ready; one goroutine at a time.
 type ValidCache struct {
-	names, values [validSlots]validSlot
+	slots [validSlots]validSlot
 }
 
 const (
@@ -126,53 +132,81 @@ const (
 	volatileAfter = 4
 )
 
-// validSlot holds n-1 bytes of b; n == 0 is an empty slot. misses counts the
-// changes of a value slot in a row.
+// validSlot holds the line of a name of n-1 bytes (n == 0: no name kept) and a
+// value of v-1 bytes (v == 0: no value kept): line[:n-1] is the name, then ": ",
+// the value and CRLF. misses counts the changes of the value in a row.
 type validSlot struct {
-	n      uint8
+	n, v   uint8
 	misses uint8
-	b      [validLen]byte
+	line   [2*validLen + 4]byte
 }
 
-func (s *validSlot) has(v string) bool {
-	return int(s.n) == len(v)+1 && string(s.b[:s.n-1]) == v
+func (s *validSlot) hasName(name string) bool {
+	return int(s.n) == len(name)+1 && string(s.line[:s.n-1]) == name
 }
 
-func (s *validSlot) set(v string) {
-	if len(v) > validLen {
-		s.n = 0
+// setName keeps name (and ": ") when it fits, and forgets the value.
+func (s *validSlot) setName(name string) {
+	s.n, s.v, s.misses = 0, 0, 0
+	if len(name) > validLen {
 		return
 	}
-	s.n = uint8(copy(s.b[:], v) + 1)
+	k := copy(s.line[:], name)
+	s.line[k], s.line[k+1] = ':', ' '
+	s.n = uint8(k + 1)
+}
+
+func (s *validSlot) hasValue(value string) bool {
+	if s.v == 0 || int(s.v) != len(value)+1 {
+		return false
+	}
+	off := int(s.n) + 1 // after the name and ": "
+	return string(s.line[off:off+len(value)]) == value
+}
+
+// setValue keeps value (and CRLF) after the name, when both fit.
+func (s *validSlot) setValue(value string) {
+	s.v = 0
+	if s.n == 0 || len(value) > validLen {
+		return
+	}
+	off := int(s.n) + 1
+	k := off + copy(s.line[off:], value)
+	s.line[k], s.line[k+1] = '\r', '\n'
+	s.v = uint8(len(value) + 1)
 }
 
 // valid reports whether the field at position i may be written: its name is a
-// token and its value holds no CR, LF or NUL. vc may be nil.
-func (vc *ValidCache) valid(i int, name, value string) bool {
+// token and its value holds no CR, LF or NUL. When the slot keeps both, line is
+// the field line to write (valid until the next call on vc), else nil. vc may be
+// nil.
+func (vc *ValidCache) valid(i int, name, value string) (line []byte, ok bool) {
 	if vc == nil || i >= validSlots {
-		return validFieldName(name) && validFieldValue(value)
+		return nil, validFieldName(name) && validFieldValue(value)
 	}
-	vs := &vc.values[i]
-	if ns := &vc.names[i]; !ns.has(name) {
+	s := &vc.slots[i]
+	if !s.hasName(name) {
 		if !validFieldName(name) {
-			return false
+			return nil, false
 		}
-		ns.set(name)
-		vs.n, vs.misses = 0, 0 // another field: its values may repeat
+		s.setName(name) // another field: its values may repeat
 	}
 	switch {
-	case vs.misses >= volatileAfter:
-		return validFieldValue(value)
-	case vs.has(value):
-		vs.misses = 0
+	case s.misses >= volatileAfter:
+		return nil, validFieldValue(value)
+	case s.hasValue(value):
+		s.misses = 0
 	default:
 		if !validFieldValue(value) {
-			return false
+			return nil, false
 		}
-		vs.set(value)
-		vs.misses++
+		s.setValue(value)
+		s.misses++
 	}
-	return true
+	if s.v == 0 {
+		return nil, true
+	}
+	return s.line[:int(s.n)+int(s.v)+2], true
 }
 
 // validFieldName reports whether s is a token (RFC 9110 §5.1).

@@ -286,7 +286,8 @@ func TestValidCache(t *testing.T) {
 // must be dropped, the cached writer writes exactly what the uncached one writes.
 func TestValidCacheSameAsUncached(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	names := []string{"X-Request-ID", "Content-Type", "Vary", "Bad Name", "ETag"}
+	names := []string{"X-Request-ID", "Content-Type", "Vary", "Bad Name", "ETag",
+		strings.Repeat("N", validLen), strings.Repeat("L", validLen+1)} // the longest name a slot keeps, and one longer
 	values := func(n int) string {
 		switch rng.IntN(6) {
 		case 0:
@@ -296,7 +297,7 @@ func TestValidCacheSameAsUncached(t *testing.T) {
 		case 2:
 			return "v\r\nInjected: " + strconv.Itoa(n)
 		case 3:
-			return strings.Repeat("l", validLen+rng.IntN(3)) // longer than a slot holds
+			return strings.Repeat("l", validLen-1+rng.IntN(3)) // up to the longest a slot holds, and longer
 		case 4:
 			return "nul\x00" + strconv.Itoa(n%3)
 		}

@@ -96,6 +96,26 @@ type Request struct {
 	// active-request gauge itself (once for a whole batch of pipelined requests,
 	// instead of two atomic additions per request): Serve must not count it.
 	Counted bool
+
+	// KeepsSpare reports that the protocol serves request after request from this
+	// Request value and keeps Spare between them (HTTP/1.x's exchanges, recycled
+	// per connection). Only then may Serve leave a Spare; otherwise it would be
+	// lost with the value.
+	KeepsSpare bool
+
+	// Spare is what the Handler left for the next request this Request value
+	// carries (a request context, instead of a round trip through a sync.Pool).
+	// The protocol never looks into it: it keeps it when it clears the rest of the
+	// Request, and calls its Recycle when it drops the value for good (the
+	// connection closed or switched protocols).
+	Spare Spare
+}
+
+// Spare is state a Handler keeps with a Request value between requests
+// (Request.Spare). Recycle hands it back to the Handler's own pool; the protocol
+// calls it at most once, on the loop, and forgets the value.
+type Spare interface {
+	Recycle()
 }
 
 // Reset clears r for reuse, keeping the capacity of its slices.
