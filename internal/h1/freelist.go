@@ -18,11 +18,17 @@ func (cn *Conn) newExchange(head []byte, r *Request) *exchange {
 // put returns ex to the free list (bounded), dropping large buffers.
 func (cn *Conn) put(ex *exchange) {
 	ex.release()
-	if len(cn.free) >= maxFree {
+	if len(cn.free) >= maxSpares {
+		// Only the top of the free list keeps a Context for its next request (a
+		// keep-alive client without pipelining reuses one exchange): after a
+		// pipelined burst an idle connection holds maxSpares Contexts, not one per
+		// free exchange.
 		if sp := ex.msg.Spare; sp != nil {
 			ex.msg.Spare = nil
 			sp.Recycle()
 		}
+	}
+	if len(cn.free) >= maxFree {
 		return
 	}
 	// An idle keep-alive connection must not pin much memory: the buffers its free
@@ -52,6 +58,10 @@ func (cn *Conn) release() {
 	cn.cur = nil
 	cn.inline = nil
 }
+
+// maxSpares bounds the free exchanges that keep their request's Context
+// (httpmsg.Request.Spare) for the next request: about 1 KB each.
+const maxSpares = 2
 
 // maxFree bounds the per-connection free list of exchanges: a full pipelined batch
 // (MaxBatch, 16 by default) plus the ones being read, reused without allocating.
