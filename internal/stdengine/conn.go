@@ -53,19 +53,19 @@ type conn struct {
 	last   int // bytes the last Read returned
 
 	fresh        bool  // nothing was read yet: the read-header timeout runs from start
-	start        int64 // when serving began, unix ns
+	start        int64 // when serving began (monoNow: every time here is)
 	wantClose    bool  // the protocol asked to close after the flush
 	closing      bool  // close once the writer wrote everything
 	eof          bool  // the client's input ended; serving what is owed
-	partialSince int64 // when the pending partial input began, unix ns
-	lastProgress int64 // when input was last consumed, unix ns
-	lastActive   int64 // when the connection last read or answered, unix ns
+	partialSince int64 // when the pending partial input began
+	lastProgress int64 // when input was last consumed
+	lastActive   int64 // when the connection last read or answered
 	// The clock is read once per wait (a clock read costs 100-200 ns where the
 	// VM has no fast clock source): what happened since the last wait is dated
 	// by the next one, a few µs late at most.
 	progressed bool  // input was consumed since the last wait: lastProgress is now
 	active     bool  // the connection read or answered since the last wait: lastActive is now
-	dlSet      int64 // read deadline last set (unix ns, 0: none)
+	dlSet      int64 // read deadline last set (0: none)
 	dlDirty    bool  // the read deadline is not dlSet (a timeout fired, or Wake moved it)
 
 	reading atomic.Bool // the owner is in (or about to enter) Read: Wake must interrupt it
@@ -191,7 +191,7 @@ func (c *conn) serve() {
 		return
 	}
 	c.in = c.small[:]
-	c.start = time.Now().UnixNano()
+	c.start = monoNow()
 	c.lastActive, c.fresh = c.start, true
 	c.live.Store(true)
 	c.dlDirty = true
@@ -218,7 +218,9 @@ func (c *conn) loop() error {
 		var err error
 		if c.woken.Load() {
 			c.woken.Store(false)
-			if c.dlMoved.Swap(false) {
+			// Load first: the swap is a locked instruction, and a wake-up
+			// moves the deadline only while the owner reads.
+			if c.dlMoved.Load() && c.dlMoved.Swap(false) {
 				c.dlDirty = true
 			}
 			if c.proto != nil && !c.closing {
@@ -402,7 +404,11 @@ func (c *conn) flush() {
 		// Someone waits for the output to drain: the writer must see all of it.
 		c.emit()
 	}
-	c.wr.level.Store(int64(level))
+	if c.wr.level.Load() != int64(level) {
+		// Stored only on a change (mostly it stays -1): the writer only ever
+		// moves it to -1.
+		c.wr.level.Store(int64(level))
+	}
 	if level >= 0 && c.wr.pending.Load() <= int64(level) {
 		// The writer got there before it could see the level.
 		c.woken.Store(true)
@@ -464,7 +470,7 @@ func (c *conn) emit() {
 
 // wait blocks until input arrives, a wake-up comes or a deadline passes.
 func (c *conn) wait() error {
-	now := time.Now().UnixNano()
+	now := monoNow()
 	if c.active {
 		c.lastActive, c.active = now, false
 	}
@@ -491,7 +497,7 @@ func (c *conn) wait() error {
 		c.dlSet = dl
 		t := time.Time{}
 		if dl != 0 {
-			t = time.Unix(0, dl)
+			t = monoTime(dl)
 		}
 		_ = c.nc.SetReadDeadline(t)
 	}
@@ -614,7 +620,7 @@ func (c *conn) inputEnded() error {
 	return nil
 }
 
-// deadline is when the connection times out (unix ns, 0: never), as the gnet
+// deadline is when the connection times out (monoNow, 0: never), as the gnet
 // engine's updateDeadline: the read-header timeout while a partial request is
 // buffered, the idle timeout when nothing is in progress (counted from the last
 // read, answer or write), a progress timeout while a handler waits for a streamed

@@ -21,18 +21,22 @@ import (
 type writer struct {
 	pending  atomic.Int64 // bytes queued and not yet written
 	level    atomic.Int64 // wake the owner once pending <= level; -1: no one waits
-	lastDone atomic.Int64 // when a write last completed, unix ns (idle clock)
+	lastDone atomic.Int64 // when a write last completed, monoNow (idle clock)
 	failed   atomic.Bool  // a write failed: the peer is gone, the socket is closed
 
-	mu      sync.Mutex
-	queue   []item   // guarded by mu: batches to write, owned by the writer
-	spare   []item   // guarded by mu: the queue's other backing array
-	free    [][]byte // guarded by mu: written buffers, handed back to the owner
-	ending  bool     // guarded by mu: return once the queue is written
-	running bool     // guarded by mu: the writer goroutine runs
-	closed  bool     // guarded by mu: done is closed
-	c       *conn    // the connection written to
-	done    chan struct{}
+	// running: the writer goroutine runs. Changed under mu only (push sets it,
+	// the goroutine clears it once the queue is empty), read without it by the
+	// owner (idle), the only goroutine that sets it.
+	running atomic.Bool
+
+	mu     sync.Mutex
+	queue  []item   // guarded by mu: batches to write, owned by the writer
+	spare  []item   // guarded by mu: the queue's other backing array
+	free   [][]byte // guarded by mu: written buffers, handed back to the owner
+	ending bool     // guarded by mu: return once the queue is written
+	closed bool     // guarded by mu: done is closed
+	c      *conn    // the connection written to
+	done   chan struct{}
 }
 
 // maxFreeBuf bounds a buffer the writer hands back for reuse.
@@ -66,8 +70,8 @@ func (w *writer) push(b []byte, plain bool) []byte {
 		w.free[n-1] = nil
 		w.free = w.free[:n-1]
 	}
-	if !w.running {
-		w.running = true
+	if !w.running.Load() {
+		w.running.Store(true)
 		go w.run(w.c)
 	}
 	w.mu.Unlock()
@@ -75,19 +79,15 @@ func (w *writer) push(b []byte, plain bool) []byte {
 }
 
 // idle reports whether the writer goroutine is not running, so nothing is queued
-// (owner only: only the owner starts it).
-func (w *writer) idle() bool {
-	w.mu.Lock()
-	r := !w.running
-	w.mu.Unlock()
-	return r
-}
+// (owner only: only the owner starts it). No lock: a writer seen idle wrote
+// everything before it cleared running, and only the owner starts it again.
+func (w *writer) idle() bool { return !w.running.Load() }
 
 // end makes done close once the queue is written (owner, at close).
 func (w *writer) end() {
 	w.mu.Lock()
 	w.ending = true
-	if !w.running && !w.closed {
+	if !w.running.Load() && !w.closed {
 		w.closed = true
 		close(w.done)
 	}
@@ -101,7 +101,7 @@ func (w *writer) run(c *conn) {
 		w.mu.Lock()
 		if len(w.queue) == 0 {
 			// Nothing more to write: the goroutine ends (push starts another).
-			w.running = false
+			w.running.Store(false)
 			if w.ending && !w.closed {
 				w.closed = true
 				close(w.done)
@@ -139,7 +139,7 @@ func (w *writer) run(c *conn) {
 				}
 				off += n
 				p := w.pending.Add(-int64(n))
-				w.lastDone.Store(time.Now().UnixNano())
+				w.lastDone.Store(monoNow())
 				if l := w.level.Load(); l >= 0 && p <= l && w.level.CompareAndSwap(l, -1) {
 					c.Wake()
 				}
