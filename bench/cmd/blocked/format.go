@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/celeris-dev/celeris/bench/internal/load"
 )
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.2f", float64(d)/float64(time.Millisecond)) }
@@ -67,9 +69,17 @@ func median(xs []float64) float64 {
 	return (xs[n/2-1] + xs[n/2]) / 2
 }
 
+// quiet reports whether a measurement ran undisturbed by other processes: its
+// loader kept its core busy. On one server core against one loader core the Go
+// loader is the slower side, so it runs near load.SaturationThreshold unless
+// something else takes either core (then the server answers late, the loader
+// waits, and its CPU share drops).
+func quiet(r result) bool { return r.LoaderCPU >= load.SaturationThreshold }
+
 // formatRatios compares every demo with base within each round and setting:
 // p99, p90 and requests per server CPU-second as ratios (demo / base), with the
-// range and median over the rounds.
+// range and median over the rounds, and the p99 ratio once more over the quiet
+// rounds only (both measurements quiet).
 func formatRatios(rows []row, base string) string {
 	type key struct {
 		round, blocked int
@@ -88,14 +98,15 @@ func formatRatios(rows []row, base string) string {
 		}
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "ratios to %s within each round (demo / %s): per round, then min-max and median\n\n", base, base)
-	b.WriteString("| demo | blocked | p99 | p90 | req/CPU-s |\n|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "ratios to %s within each round (demo / %s): per round, then min-max and median; quiet: the rounds where both loaders kept their core >= %.0f%% busy\n\n",
+		base, base, 100*load.SaturationThreshold)
+	b.WriteString("| demo | blocked | p99 | p99, quiet rounds | p90 | req/CPU-s |\n|---|---|---|---|---|---|\n")
 	for _, d := range demos {
 		if d == base {
 			continue
 		}
 		for _, s := range settings {
-			var p99, p90, cpu []float64
+			var p99, quietP99, p90, cpu []float64
 			for _, r := range rows {
 				if r.demo != d || r.blocked != s {
 					continue
@@ -104,12 +115,57 @@ func formatRatios(rows []row, base string) string {
 				if !ok {
 					continue
 				}
-				p99 = append(p99, ratio(float64(r.res.P99), float64(bx.P99)))
+				x := ratio(float64(r.res.P99), float64(bx.P99))
+				p99 = append(p99, x)
+				if quiet(r.res) && quiet(bx) {
+					quietP99 = append(quietP99, x)
+				}
 				p90 = append(p90, ratio(float64(r.res.P90), float64(bx.P90)))
 				cpu = append(cpu, ratio(r.res.PerCPU, bx.PerCPU))
 			}
-			fmt.Fprintf(&b, "| %s | %d | %s | %s | %s |\n", d, s, summary(p99), summary(p90), summary(cpu))
+			fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s |\n", d, s, summary(p99), summary(quietP99), summary(p90), summary(cpu))
 		}
+	}
+	return b.String()
+}
+
+// formatBlockedCost gives each demo's p99 with the blocked requests over its
+// p99 without them (the control), per round, and over the quiet rounds.
+func formatBlockedCost(rows []row) string {
+	type key struct {
+		round, blocked int
+		demo           string
+	}
+	byKey := map[key]result{}
+	var demos []string
+	blocked := 0
+	for _, r := range rows {
+		byKey[key{r.round, r.blocked, r.demo}] = r.res
+		if !slices.Contains(demos, r.demo) {
+			demos = append(demos, r.demo)
+		}
+		blocked = max(blocked, r.blocked)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "p99 with %d blocked / p99 with none, same demo and round\n\n", blocked)
+	b.WriteString("| demo | p99 ratio | quiet rounds |\n|---|---|---|\n")
+	for _, d := range demos {
+		var all, q []float64
+		for _, r := range rows {
+			if r.demo != d || r.blocked != blocked || blocked == 0 {
+				continue
+			}
+			c, ok := byKey[key{r.round, 0, d}]
+			if !ok {
+				continue
+			}
+			x := ratio(float64(r.res.P99), float64(c.P99))
+			all = append(all, x)
+			if quiet(r.res) && quiet(c) {
+				q = append(q, x)
+			}
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s |\n", d, summary(all), summary(q))
 	}
 	return b.String()
 }

@@ -26,9 +26,15 @@
 // blocked streams hold 256 workers while the GET /bench streams must still find
 // free ones at once.
 //
-// It prints one line per measurement, a table, and per round the p99 and
+// It prints one line per measurement, a table, per round the p99 and
 // throughput of every demo relative to the first one under the same setting
-// (ratios within a round, since a shared machine drifts between rounds).
+// (ratios within a round, since a shared machine drifts between rounds), and
+// each demo's p99 with the blocked requests over its p99 without them. The p99
+// ratios are given once more over the quiet rounds alone: those where the
+// loader kept its core busy (load.SaturationThreshold) in both measurements
+// compared. One Go loader core is slower than one demo core, so an undisturbed
+// loader runs near 100%; when another process takes either core, the loader
+// waits for answers and its share drops.
 package main
 
 import (
@@ -267,6 +273,10 @@ func run(o options) error {
 	if len(o.demos) > 1 {
 		fmt.Println()
 		fmt.Print(formatRatios(rows, o.demos[0].Name))
+	}
+	if o.control {
+		fmt.Println()
+		fmt.Print(formatBlockedCost(rows))
 	}
 	return nil
 }

@@ -136,21 +136,21 @@ func TestBlockedCallCheck(t *testing.T) {
 }
 
 func TestFormatRatios(t *testing.T) {
-	res := func(p99 time.Duration, perCPU float64) result {
-		return result{percentiles: percentiles{P90: p99 / 2, P99: p99}, PerCPU: perCPU}
+	res := func(p99 time.Duration, perCPU, loader float64) result {
+		return result{percentiles: percentiles{P90: p99 / 2, P99: p99}, PerCPU: perCPU, LoaderCPU: loader}
 	}
 	rows := []row{
-		{round: 1, demo: "before", blocked: 256, res: res(2*time.Millisecond, 100)},
-		{round: 1, demo: "after", blocked: 256, res: res(3*time.Millisecond, 150)},
-		{round: 2, demo: "before", blocked: 256, res: res(4*time.Millisecond, 100)},
-		{round: 2, demo: "after", blocked: 256, res: res(2*time.Millisecond, 120)},
-		{round: 1, demo: "before", blocked: 0, res: res(time.Millisecond, 0)},
-		{round: 1, demo: "after", blocked: 0, res: res(time.Millisecond, 100)},
+		{round: 1, demo: "before", blocked: 256, res: res(2*time.Millisecond, 100, 0.95)},
+		{round: 1, demo: "after", blocked: 256, res: res(3*time.Millisecond, 150, 0.99)},
+		{round: 2, demo: "before", blocked: 256, res: res(4*time.Millisecond, 100, 0.5)}, // disturbed
+		{round: 2, demo: "after", blocked: 256, res: res(2*time.Millisecond, 120, 0.99)},
+		{round: 1, demo: "before", blocked: 0, res: res(time.Millisecond, 0, 0.99)},
+		{round: 1, demo: "after", blocked: 0, res: res(time.Millisecond, 100, 0.99)},
 	}
 	got := formatRatios(rows, "before")
 	for _, want := range []string{
-		"| after | 256 | 1.50 0.50 (0.50-1.50, median 1.00) | 1.50 0.50 (0.50-1.50, median 1.00) | 1.50 1.20 (1.20-1.50, median 1.35) |",
-		"| after | 0 | 1.00 (1.00-1.00, median 1.00) | 1.00 (1.00-1.00, median 1.00) | 0.00 (0.00-0.00, median 0.00) |",
+		"| after | 256 | 1.50 0.50 (0.50-1.50, median 1.00) | 1.50 (1.50-1.50, median 1.50) | 1.50 0.50 (0.50-1.50, median 1.00) | 1.50 1.20 (1.20-1.50, median 1.35) |",
+		"| after | 0 | 1.00 (1.00-1.00, median 1.00) | 1.00 (1.00-1.00, median 1.00) | 1.00 (1.00-1.00, median 1.00) | 0.00 (0.00-0.00, median 0.00) |",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("formatRatios lacks\n%s\nin\n%s", want, got)
@@ -158,6 +158,34 @@ func TestFormatRatios(t *testing.T) {
 	}
 	if strings.Contains(got, "| before |") {
 		t.Errorf("the base compared with itself:\n%s", got)
+	}
+
+	got = formatBlockedCost(rows)
+	for _, want := range []string{
+		"p99 with 256 blocked / p99 with none",
+		"| before | 2.00 (2.00-2.00, median 2.00) | 2.00 (2.00-2.00, median 2.00) |",
+		"| after | 3.00 (3.00-3.00, median 3.00) | 3.00 (3.00-3.00, median 3.00) |",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("formatBlockedCost lacks\n%s\nin\n%s", want, got)
+		}
+	}
+}
+
+func TestMedian(t *testing.T) {
+	tests := []struct {
+		in   []float64
+		want float64
+	}{
+		{in: nil, want: 0},
+		{in: []float64{3}, want: 3},
+		{in: []float64{3, 1, 2}, want: 2},
+		{in: []float64{4, 1, 3, 2}, want: 2.5},
+	}
+	for _, tt := range tests {
+		if got := median(slices.Clone(tt.in)); got != tt.want {
+			t.Errorf("median(%v) = %v, want %v", tt.in, got, tt.want)
+		}
 	}
 }
 
