@@ -204,8 +204,8 @@ func serverCPU(pid int) (time.Duration, error) {
 }
 
 // openBlocked dials c.BlockedConns h2c connections and opens c.Blocked
-// GET /slow requests spread over them. It returns once every request's HEADERS
-// were written (then given a moment to reach their handlers): calls fills in as
+// GET /slow requests spread over them. It returns once every request was
+// started and then given a moment to reach its handler: calls fills in as
 // the answers come (read them after wait returned true), wait waits for all of
 // them up to a limit, and closeAll closes the connections.
 func openBlocked(addr string, c config) (calls []blockedCall, wait func(time.Duration) bool, closeAll func(), err error) {
@@ -247,7 +247,7 @@ func openBlocked(addr string, c config) (calls []blockedCall, wait func(time.Dur
 		go func(b *blockedCall) {
 			defer wg.Done()
 			start := time.Now()
-			sent.Done() // Do writes the HEADERS at once: no stream slot is short (validate)
+			sent.Done() // Do writes its HEADERS at once: validate leaves no stream waiting for a slot
 			b.resp, b.err = hc.Do(req)
 			b.elapsed = time.Since(start)
 		}(&calls[i])
