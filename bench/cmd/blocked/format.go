@@ -5,8 +5,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/celeris-dev/celeris/bench/internal/load"
 )
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.2f", float64(d)/float64(time.Millisecond)) }
@@ -70,17 +68,17 @@ func median(xs []float64) float64 {
 }
 
 // quiet reports whether a measurement ran undisturbed by other processes: its
-// loader kept its core busy. On one server core against one loader core the Go
-// loader is the slower side, so it runs near load.SaturationThreshold unless
+// loader kept at least share of its cores busy. On one server core against one
+// loader core the Go loader is the slower side, so it runs near 100% unless
 // something else takes either core (then the server answers late, the loader
 // waits, and its CPU share drops).
-func quiet(r result) bool { return r.LoaderCPU >= load.SaturationThreshold }
+func quiet(r result, share float64) bool { return r.LoaderCPU >= share }
 
 // formatRatios compares every demo with base within each round and setting:
 // p99, p90 and requests per server CPU-second as ratios (demo / base), with the
 // range and median over the rounds, and the p99 ratio once more over the quiet
 // rounds only (both measurements quiet).
-func formatRatios(rows []row, base string) string {
+func formatRatios(rows []row, base string, quietShare float64) string {
 	type key struct {
 		round, blocked int
 		demo           string
@@ -99,7 +97,7 @@ func formatRatios(rows []row, base string) string {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "ratios to %s within each round (demo / %s): per round, then min-max and median; quiet: the rounds where both loaders kept their core >= %.0f%% busy\n\n",
-		base, base, 100*load.SaturationThreshold)
+		base, base, 100*quietShare)
 	b.WriteString("| demo | blocked | p99 | p99, quiet rounds | p90 | req/CPU-s |\n|---|---|---|---|---|---|\n")
 	for _, d := range demos {
 		if d == base {
@@ -117,7 +115,7 @@ func formatRatios(rows []row, base string) string {
 				}
 				x := ratio(float64(r.res.P99), float64(bx.P99))
 				p99 = append(p99, x)
-				if quiet(r.res) && quiet(bx) {
+				if quiet(r.res, quietShare) && quiet(bx, quietShare) {
 					quietP99 = append(quietP99, x)
 				}
 				p90 = append(p90, ratio(float64(r.res.P90), float64(bx.P90)))
@@ -131,7 +129,7 @@ func formatRatios(rows []row, base string) string {
 
 // formatBlockedCost gives each demo's p99 with the blocked requests over its
 // p99 without them (the control), per round, and over the quiet rounds.
-func formatBlockedCost(rows []row) string {
+func formatBlockedCost(rows []row, quietShare float64) string {
 	type key struct {
 		round, blocked int
 		demo           string
@@ -147,7 +145,7 @@ func formatBlockedCost(rows []row) string {
 		blocked = max(blocked, r.blocked)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "p99 with %d blocked / p99 with none, same demo and round\n\n", blocked)
+	fmt.Fprintf(&b, "p99 with %d blocked / p99 with none, same demo and round; quiet: both loaders >= %.0f%% busy\n\n", blocked, 100*quietShare)
 	b.WriteString("| demo | p99 ratio | quiet rounds |\n|---|---|---|\n")
 	for _, d := range demos {
 		var all, q []float64
@@ -161,7 +159,7 @@ func formatBlockedCost(rows []row) string {
 			}
 			x := ratio(float64(r.res.P99), float64(c.P99))
 			all = append(all, x)
-			if quiet(r.res) && quiet(c) {
+			if quiet(r.res, quietShare) && quiet(c, quietShare) {
 				q = append(q, x)
 			}
 		}

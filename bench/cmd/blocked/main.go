@@ -31,7 +31,7 @@
 // (ratios within a round, since a shared machine drifts between rounds), and
 // each demo's p99 with the blocked requests over its p99 without them. The p99
 // ratios are given once more over the quiet rounds alone: those where the
-// loader kept its core busy (load.SaturationThreshold) in both measurements
+// loader kept its core at least -quiet busy (95%) in both measurements
 // compared. One Go loader core is slower than one demo core, so an undisturbed
 // loader runs near 100%; when another process takes either core, the loader
 // waits for answers and its share drops.
@@ -122,6 +122,7 @@ type options struct {
 	serverCPUs, loaderCPUs string
 	serverProcs            int
 	profileDir             string
+	quietShare             float64
 }
 
 func parseFlags(args []string) (options, error) {
@@ -140,6 +141,7 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.serverCPUs, "server-cpus", "0", "taskset CPU list of the demo (empty: not pinned)")
 	fs.StringVar(&o.loaderCPUs, "loader-cpus", "1", "taskset CPU list of this process (empty: not pinned)")
 	fs.IntVar(&o.serverProcs, "server-procs", 1, "the demo's GOMAXPROCS and event loops")
+	fs.Float64Var(&o.quietShare, "quiet", 0.95, "share of its cores the loader must keep busy for a measurement to count as quiet (undisturbed)")
 	fs.StringVar(&o.profileDir, "profile-dir", "", "write each demo's CPU profile here (name-setting-round.pprof)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -163,6 +165,9 @@ func parseFlags(args []string) (options, error) {
 	}
 	if o.rounds < 1 || o.serverProcs < 1 {
 		return o, errors.New("-rounds and -server-procs must be >= 1")
+	}
+	if o.quietShare <= 0 || o.quietShare > 1 {
+		return o, errors.New("-quiet must be in (0, 1]")
 	}
 	if o.cfg.Blocked < 1 {
 		return o, errors.New("-blocked must be >= 1 (the control runs with none)")
@@ -272,11 +277,11 @@ func run(o options) error {
 	fmt.Print(formatTable(rows))
 	if len(o.demos) > 1 {
 		fmt.Println()
-		fmt.Print(formatRatios(rows, o.demos[0].Name))
+		fmt.Print(formatRatios(rows, o.demos[0].Name, o.quietShare))
 	}
 	if o.control {
 		fmt.Println()
-		fmt.Print(formatBlockedCost(rows))
+		fmt.Print(formatBlockedCost(rows, o.quietShare))
 	}
 	return nil
 }

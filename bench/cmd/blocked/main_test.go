@@ -68,7 +68,7 @@ func TestParseFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.cfg.BlockFor != 4*time.Second || o.cfg.Blocked != 256 || o.cfg.Conns != 16 || o.cfg.Streams != 32 || o.rounds != 3 || !o.control {
+	if o.cfg.BlockFor != 4*time.Second || o.cfg.Blocked != 256 || o.cfg.Conns != 16 || o.cfg.Streams != 32 || o.rounds != 3 || !o.control || o.quietShare != 0.95 {
 		t.Errorf("defaults: %+v", o)
 	}
 	bad := [][]string{
@@ -85,6 +85,8 @@ func TestParseFlags(t *testing.T) {
 		{"-demo", "a=/x", "-blocked-conns", "0"},  // nowhere to send them
 		{"-demo", "a=/x,a=/y"},                    // a name twice
 		{"-demo", "a=/x", "-loader-cpus", "zero"}, // bad CPU list
+		{"-demo", "a=/x", "-quiet", "0"},          // every run would count
+		{"-demo", "a=/x", "-quiet", "1.5"},        // none would
 	}
 	for _, args := range bad {
 		if _, err := parseFlags(args); err == nil {
@@ -147,7 +149,7 @@ func TestFormatRatios(t *testing.T) {
 		{round: 1, demo: "before", blocked: 0, res: res(time.Millisecond, 0, 0.99)},
 		{round: 1, demo: "after", blocked: 0, res: res(time.Millisecond, 100, 0.99)},
 	}
-	got := formatRatios(rows, "before")
+	got := formatRatios(rows, "before", 0.9)
 	for _, want := range []string{
 		"| after | 256 | 1.50 0.50 (0.50-1.50, median 1.00) | 1.50 (1.50-1.50, median 1.50) | 1.50 0.50 (0.50-1.50, median 1.00) | 1.50 1.20 (1.20-1.50, median 1.35) |",
 		"| after | 0 | 1.00 (1.00-1.00, median 1.00) | 1.00 (1.00-1.00, median 1.00) | 1.00 (1.00-1.00, median 1.00) | 0.00 (0.00-0.00, median 0.00) |",
@@ -160,7 +162,7 @@ func TestFormatRatios(t *testing.T) {
 		t.Errorf("the base compared with itself:\n%s", got)
 	}
 
-	got = formatBlockedCost(rows)
+	got = formatBlockedCost(rows, 0.9)
 	for _, want := range []string{
 		"p99 with 256 blocked / p99 with none",
 		"| before | 2.00 (2.00-2.00, median 2.00) | 2.00 (2.00-2.00, median 2.00) |",
