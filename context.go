@@ -66,6 +66,7 @@ type Context struct {
 	stream         StreamWriter    // the writer Stream returns (tStream)
 	bodyRd         bodyReader      // the reader BodyReader returns (tBody)
 	trailer        []httpmsg.Field // response trailers, SetTrailer (tTrailer)
+	mv             moved           // an inline route's response left for a worker (tMoved, moved.go)
 }
 
 // Bits of Context.touched: which of the fields after hdrBuf a request set, so that
@@ -82,6 +83,7 @@ const (
 	tCtx
 	tStream
 	tTrailer
+	tMoved
 )
 
 type kv struct{ k, v string }
@@ -155,6 +157,9 @@ func (c *Context) reset() {
 	}
 	if t&tTrailer != 0 {
 		c.resetTrailers()
+	}
+	if t&tMoved != 0 {
+		c.resetMoved()
 	}
 }
 

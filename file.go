@@ -52,7 +52,7 @@ func (c *Context) File(name string) error {
 	if err != nil {
 		return fileError(err)
 	}
-	defer f.Close()
+	defer c.closeFile(f) // unless a worker sends it (moved.go)
 	return c.serveFile(f, name)
 }
 
@@ -62,7 +62,7 @@ func (c *Context) FileFS(fsys fs.FS, name string) error {
 	if err != nil {
 		return fileError(err)
 	}
-	defer f.Close()
+	defer c.closeFile(f) // unless a worker sends it (moved.go)
 	return c.serveFile(f, name)
 }
 
@@ -283,31 +283,16 @@ func (c *Context) sendRanges(f fs.File, status int, ctype string, ranges []byteR
 		}
 		return c.Blob(status, ctype, b.Bytes())
 	}
+	if _, sized := c.w.(httpmsg.SizedWriter); sized && !head && c.onLoop() {
+		// An inline route must not wait for the client: a worker sends the
+		// file (moved.go).
+		return c.moveFile(f, status, ctype, ranges, heads, boundary, total)
+	}
 	w, err := c.StreamLength(status, ctype, total)
 	if err != nil || head {
 		return err
 	}
-	bp := fileBufs.Get().(*[]byte)
-	defer fileBufs.Put(bp)
-	for i, r := range ranges {
-		if heads != nil {
-			if _, err := io.WriteString(w, heads[i]); err != nil {
-				return err
-			}
-		}
-		if err := seekTo(f, r.Start); err != nil {
-			return err
-		}
-		if _, err := io.CopyBuffer(writerOnly{w}, io.LimitReader(f, r.End-r.Start), *bp); err != nil {
-			return err
-		}
-	}
-	if heads != nil {
-		if _, err := io.WriteString(w, "\r\n--"+boundary+"--\r\n"); err != nil {
-			return err
-		}
-	}
-	return nil
+	return writeRanges(w, f, ranges, heads, boundary)
 }
 
 // writerOnly hides ReadFrom, so io.CopyBuffer uses the buffer.
@@ -361,6 +346,7 @@ func (c *Context) StreamLength(code int, contentType string, length int64) (*Str
 	}
 	c.streaming = true
 	c.stream.w, c.stream.c = c.w, c
+	c.stream.inlineCap()
 	c.touched |= tStream
 	return &c.stream, nil
 }

@@ -544,6 +544,12 @@ func (h *serverHandler) Serve(req *httpmsg.Request, w httpmsg.ResponseWriter) {
 	s := (*Server)(h)
 	c, _ := req.Route.(*Context)
 	if c == nil {
+		if m, ok := req.Route.(*movedContext); ok {
+			// The second call for an inline route's recorded response, on a
+			// worker (moved.go).
+			s.finishMoved((*Context)(m), req, w)
+			return
+		}
 		h.Prepare(req)
 		c = req.Route.(*Context)
 	}
@@ -557,6 +563,12 @@ func (h *serverHandler) Serve(req *httpmsg.Request, w httpmsg.ResponseWriter) {
 		s.activeRequests.Add(1)
 		s.run(c)
 		s.activeRequests.Add(-1)
+	}
+	if req.MoveToWorker {
+		// An inline handler recorded a response that would wait for the client:
+		// the protocol calls Serve again on a worker to send it (moved.go).
+		req.Route = (*movedContext)(c)
+		return
 	}
 	req.Route = nil
 	c.reset()
