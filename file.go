@@ -8,7 +8,9 @@ package celeris
 // multipart/byteranges) or none satisfiable (416). The answer then leaves with
 // its exact Content-Length: small bodies as one complete response, larger ones
 // streamed through StreamLength, which the protocol frames with Content-Length
-// (HTTP/1.1) or content-length (HTTP/2), never chunked.
+// (HTTP/1.1) or content-length (HTTP/2), never chunked. On an Inline route a
+// larger body is recorded instead and streamed from a worker once the handler
+// returned (moved.go): the event loop must not wait for the client.
 
 import (
 	"errors"

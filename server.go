@@ -57,11 +57,15 @@ import (
 // otherwise sent from the caller's slice with its Content-Length, a piece at a
 // time: the slice is borrowed until the call returns. File, FileFS, StreamLength
 // and the static middleware stream with their exact length. An Inline route's
-// response is queued whole, since its handler must not block the event loop:
-// HTTP/1.1 reads no request while a connection's output is above the bound, and
-// HTTP/2 runs an inline route's request on a worker while the connection's
-// output waits. docs/ARCHITECTURE.md ("Back-pressure and closing") has the
-// details and the measured memory.
+// handler must not block the event loop, so a response of it that would wait
+// (a Blob body or a file over 64 KiB) is sent from a worker once the handler
+// returned, within the bounds above (the Blob's slice is borrowed until then);
+// what an inline handler streams (Stream, StreamLength, SSE) is queued whole,
+// up to InlineStreamMax, past which Write fails with ErrInlineOutput. HTTP/1.1
+// reads no request while a connection's output is above the bound, and HTTP/2
+// runs an inline route's request on a worker while the connection's output
+// waits. docs/ARCHITECTURE.md ("Back-pressure and closing") has the details
+// and the measured memory.
 type Config struct {
 	Addr       string // listen address [":8080"]
 	EventLoops int    // event loops [runtime.NumCPU()] (gnet engine)
