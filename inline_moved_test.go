@@ -51,7 +51,8 @@ const movedGrowthMax = 16 << 20
 // less than movedGrowthMax (the response is sent from a worker, within the
 // output bound). The client then reads the exact bytes; on HTTP/1.1 a
 // pipelined request after it is answered next, in order; on HTTP/2 another
-// stream of the connection is answered while the first waits. Both engines.
+// stream of the connection is answered while the first waits; a middleware
+// sees the status and length as sent. Both engines.
 func TestInlineLargeResponseMovesToWorker(t *testing.T) {
 	const size = 64 << 20
 	body := make([]byte, size)
@@ -63,18 +64,43 @@ func TestInlineLargeResponseMovesToWorker(t *testing.T) {
 	if err := os.WriteFile(name, body, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// seen is what a middleware (a logger) sees after the handler returned:
+	// the response as it will be sent.
+	type seen struct {
+		status int
+		bytes  int64
+	}
+	seenc := make(chan seen, 1)
+	observe := func(next celeris.HandlerFunc) celeris.HandlerFunc {
+		return func(c *celeris.Context) error {
+			err := next(c)
+			seenc <- seen{status: c.StatusCode(), bytes: c.BytesWritten()}
+			return err
+		}
+	}
+	check := func(t *testing.T) {
+		t.Helper()
+		select {
+		case got := <-seenc:
+			if got.status != http.StatusOK || got.bytes != size {
+				t.Errorf("middleware saw status %d, %d bytes; want 200, %d", got.status, got.bytes, size)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("the middleware saw no response")
+		}
+	}
 	for _, e := range movedEngines {
 		_, addr := celeristest.Serve(t, celeris.Config{Engine: e.engine}, func(s *celeris.Server) {
 			s.GET("/blob", func(c *celeris.Context) error {
 				return c.Blob(http.StatusOK, "application/octet-stream", body)
-			}).Inline()
-			s.GET("/file", func(c *celeris.Context) error { return c.File(name) }).Inline()
-			s.GET("/static/*filepath", static.New(static.Config{FS: os.DirFS(dir)})).Inline()
+			}, observe).Inline()
+			s.GET("/file", func(c *celeris.Context) error { return c.File(name) }, observe).Inline()
+			s.GET("/static/*filepath", static.New(static.Config{FS: os.DirFS(dir)}), observe).Inline()
 			s.GET("/small", func(c *celeris.Context) error { return c.String(http.StatusOK, "small") }).Inline()
 		})
 		for _, route := range []string{"/blob", "/file", "/static/big.bin"} {
-			t.Run(e.name+route+"/h1", func(t *testing.T) { movedH1(t, addr, route, body) })
-			t.Run(e.name+route+"/h2c", func(t *testing.T) { movedH2(t, addr, route, body) })
+			t.Run(e.name+route+"/h1", func(t *testing.T) { movedH1(t, addr, route, body); check(t) })
+			t.Run(e.name+route+"/h2c", func(t *testing.T) { movedH2(t, addr, route, body); check(t) })
 		}
 	}
 }
