@@ -153,7 +153,7 @@ func (c *Context) reset() {
 		c.ctx = nil
 	}
 	if t&tStream != 0 {
-		c.stream.w, c.stream.c = nil, nil
+		c.stream = StreamWriter{}
 	}
 	if t&tTrailer != 0 {
 		c.resetTrailers()
