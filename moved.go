@@ -24,7 +24,6 @@ import (
 	"errors"
 	"io"
 	"io/fs"
-	"strconv"
 
 	"github.com/celeris-dev/celeris/internal/httpmsg"
 )
@@ -36,14 +35,6 @@ import (
 // body (Blob, String, JSON) and a file are not limited: they are sent from a
 // worker (see Route.Inline).
 const InlineStreamMax = 512 << 10
-
-// ErrInlineOutput is returned by StreamWriter.Write on an Inline route whose
-// streamed response would pass InlineStreamMax bytes. The response is broken
-// off (HTTP/1.1: no last chunk, and the connection closes; HTTP/2: RST_STREAM
-// INTERNAL_ERROR) and the event is logged once. Remove Inline from the route
-// to stream more: a worker's writes wait for the client instead.
-var ErrInlineOutput = errors.New("celeris: an Inline route cannot stream more than " +
-	strconv.Itoa(InlineStreamMax) + " bytes (InlineStreamMax); remove Inline from the route")
 
 // moved is a response an inline handler recorded for a worker to write
 // (tMoved). Its status and fields are the Context's.
