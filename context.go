@@ -66,6 +66,7 @@ type Context struct {
 	stream         StreamWriter    // the writer Stream returns (tStream)
 	bodyRd         bodyReader      // the reader BodyReader returns (tBody)
 	trailer        []httpmsg.Field // response trailers, SetTrailer (tTrailer)
+	mv             moved           // an inline route's response left for a worker (tMoved, moved.go)
 }
 
 // Bits of Context.touched: which of the fields after hdrBuf a request set, so that
@@ -82,6 +83,7 @@ const (
 	tCtx
 	tStream
 	tTrailer
+	tMoved
 )
 
 type kv struct{ k, v string }
@@ -151,10 +153,13 @@ func (c *Context) reset() {
 		c.ctx = nil
 	}
 	if t&tStream != 0 {
-		c.stream.w, c.stream.c = nil, nil
+		c.stream = StreamWriter{}
 	}
 	if t&tTrailer != 0 {
 		c.resetTrailers()
+	}
+	if t&tMoved != 0 {
+		c.resetMoved()
 	}
 }
 

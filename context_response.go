@@ -134,15 +134,18 @@ func (c *Context) StatusCode() int { return c.status }
 // net/http's WriteHeader does; the server answers 500 and logs it once. String,
 // HTML, JSON and NoContent do the same.
 //
-// b is borrowed until Blob returns, never kept after: the caller may change or
-// reuse it at once. A body of up to 64 KiB is copied whole to the connection; a
-// larger one is not copied whole but sent from b with its Content-Length, a piece
-// at a time as the client takes it, so that a connection holds no more than its
-// output bound (Config) whatever the body's size; Blob then blocks while the
-// client reads slowly, and returns an error if it leaves. On an inline route,
-// which must not block its event loop, the body is queued whole; under a
-// middleware that captures the response (compress, etag: BeginCapture) it is
-// captured whole, as that middleware needs it.
+// A body of up to 64 KiB is copied whole to the connection, and b is borrowed
+// only until Blob returns: the caller may change or reuse it at once. A larger
+// one is not copied whole but sent from b with its Content-Length, a piece at a
+// time as the client takes it, so that a connection holds no more than its
+// output bound (Config) whatever the body's size. On a worker route Blob then
+// blocks while the client reads slowly, returns an error if it leaves, and
+// borrows b until it returns. On an Inline route, which must not block its
+// event loop, Blob returns at once and a worker sends the body after the
+// handler returned: b is borrowed until the response is sent, so the caller
+// must not change it nor give it back to a pool (see Pending). Under a
+// middleware that captures the response (compress, etag: BeginCapture) the body
+// is captured whole, as that middleware needs it.
 func (c *Context) Blob(code int, contentType string, b []byte) error {
 	if c.written {
 		return ErrResponseWritten
@@ -205,6 +208,12 @@ const blobCopyMax = 64 << 10
 // takes it a piece at a time, waiting while the connection's output is above its
 // bound, and the server ends the response after the handler.
 func (c *Context) blobSized(sw httpmsg.SizedWriter, code int, b []byte) error {
+	if c.onLoop() && c.Method() != http.MethodHead && bodyAllowedForStatus(code) {
+		// An inline route must not wait for the client: a worker sends b
+		// (moved.go).
+		c.moveBody(b)
+		return nil
+	}
 	if err := sw.WriteHeaderLength(code, c.header, int64(len(b))); err != nil {
 		return err
 	}
@@ -227,9 +236,11 @@ func (c *Context) blobSized(sw httpmsg.SizedWriter, code int, b []byte) error {
 //	b.WriteString(c.Param("id"))
 //	return c.Blob(http.StatusOK, "text/plain; charset=utf-8", b.Bytes())
 //
-// Blob and String keep no reference to the body once they return, so the buffer
-// may be reused at once. Each call empties the buffer. Like the Context, it is
-// valid until the handler returns.
+// Blob and String keep no reference to a body of up to 64 KiB once they return,
+// so the buffer may then be reused at once (a larger body of an Inline route is
+// sent after the handler returned: see Blob). Each call empties the buffer. Like
+// the Context, it is valid until the handler returns, and until the response is
+// sent when it holds such a body.
 func (c *Context) Buffer() *bytes.Buffer {
 	c.touched |= tBuffer
 	c.ubuf.Reset()
@@ -298,6 +309,7 @@ func (c *Context) Stream(code int, contentType string) (*StreamWriter, error) {
 	}
 	c.streaming = true
 	c.stream.w, c.stream.c = c.w, c
+	c.stream.inlineCap()
 	c.touched |= tStream
 	return &c.stream, nil
 }
@@ -305,12 +317,23 @@ func (c *Context) Stream(code int, contentType string) (*StreamWriter, error) {
 // StreamWriter writes the body of a streamed response. It belongs to the pooled
 // Context: valid until the handler returns, like the Context itself.
 type StreamWriter struct {
-	w httpmsg.ResponseWriter
-	c *Context
+	w      httpmsg.ResponseWriter
+	c      *Context
+	left   int64 // body bytes an Inline route may still write; -1: no limit (a worker)
+	failed bool  // an Inline route passed InlineStreamMax (moved.go)
 }
 
-// Write queues p; it may block when the client reads slowly (HTTP/2).
+// Write queues p. On a worker it blocks while the client reads slowly (the
+// output bound, Config). On an Inline route, whose handler must not block, it
+// queues p whole, up to InlineStreamMax bytes for the response: the Write that
+// would pass it fails with ErrInlineOutput and breaks the response off.
 func (s *StreamWriter) Write(p []byte) (int, error) {
+	if s.left >= 0 {
+		if int64(len(p)) > s.left || s.failed {
+			return s.overflow()
+		}
+		s.left -= int64(len(p))
+	}
 	n, err := s.w.Write(p)
 	s.c.bytes += int64(n)
 	return n, err
@@ -333,5 +356,17 @@ func (c *Context) Error(err error) {
 	c.server.cfg.ErrorHandler(c, err)
 }
 
-// Flush sends what was written so far.
-func (s *StreamWriter) Flush() error { return s.w.Flush() }
+// Flush sends what was written so far. After ErrInlineOutput it fails with it.
+func (s *StreamWriter) Flush() error {
+	if s.failed {
+		return ErrInlineOutput
+	}
+	return s.w.Flush()
+}
+
+// Pending reports whether the response was recorded to be sent after the
+// handler returns: an Inline route's Blob over 64 KiB, or its file, which a
+// worker sends (see Route.Inline). A body passed to Blob is then still
+// borrowed: a middleware must not give it back to a pool before the request
+// ends.
+func (c *Context) Pending() bool { return c.touched&tMoved != 0 }

@@ -67,6 +67,13 @@ var (
 	// ErrInformationalStatus: WriteInformational was called with a status outside
 	// 100-199, or with 101 (a protocol switch belongs to Upgrade).
 	ErrInformationalStatus = httpmsg.ErrInformational
+	// ErrInlineOutput: StreamWriter.Write on an Inline route whose streamed
+	// response would pass InlineStreamMax bytes. The response is broken off
+	// (HTTP/1.1: no last chunk, and the connection closes; HTTP/2: RST_STREAM
+	// INTERNAL_ERROR) and the event is logged once. Remove Inline from the
+	// route to stream more: a worker's writes wait for the client instead.
+	ErrInlineOutput = errors.New("celeris: an Inline route cannot stream more than " +
+		strconv.Itoa(InlineStreamMax) + " bytes (InlineStreamMax); remove Inline from the route")
 )
 
 // Errors the router hands the error handler (as Echo's do). Compare them with

@@ -8,7 +8,9 @@ package celeris
 // multipart/byteranges) or none satisfiable (416). The answer then leaves with
 // its exact Content-Length: small bodies as one complete response, larger ones
 // streamed through StreamLength, which the protocol frames with Content-Length
-// (HTTP/1.1) or content-length (HTTP/2), never chunked.
+// (HTTP/1.1) or content-length (HTTP/2), never chunked. On an Inline route a
+// larger body is recorded instead and streamed from a worker once the handler
+// returned (moved.go): the event loop must not wait for the client.
 
 import (
 	"errors"
@@ -52,7 +54,7 @@ func (c *Context) File(name string) error {
 	if err != nil {
 		return fileError(err)
 	}
-	defer f.Close()
+	defer c.closeFile(f) // unless a worker sends it (moved.go)
 	return c.serveFile(f, name)
 }
 
@@ -62,7 +64,7 @@ func (c *Context) FileFS(fsys fs.FS, name string) error {
 	if err != nil {
 		return fileError(err)
 	}
-	defer f.Close()
+	defer c.closeFile(f) // unless a worker sends it (moved.go)
 	return c.serveFile(f, name)
 }
 
@@ -283,31 +285,16 @@ func (c *Context) sendRanges(f fs.File, status int, ctype string, ranges []byteR
 		}
 		return c.Blob(status, ctype, b.Bytes())
 	}
+	if _, sized := c.w.(httpmsg.SizedWriter); sized && !head && c.onLoop() {
+		// An inline route must not wait for the client: a worker sends the
+		// file (moved.go).
+		return c.moveFile(f, status, ctype, ranges, heads, boundary, total)
+	}
 	w, err := c.StreamLength(status, ctype, total)
 	if err != nil || head {
 		return err
 	}
-	bp := fileBufs.Get().(*[]byte)
-	defer fileBufs.Put(bp)
-	for i, r := range ranges {
-		if heads != nil {
-			if _, err := io.WriteString(w, heads[i]); err != nil {
-				return err
-			}
-		}
-		if err := seekTo(f, r.Start); err != nil {
-			return err
-		}
-		if _, err := io.CopyBuffer(writerOnly{w}, io.LimitReader(f, r.End-r.Start), *bp); err != nil {
-			return err
-		}
-	}
-	if heads != nil {
-		if _, err := io.WriteString(w, "\r\n--"+boundary+"--\r\n"); err != nil {
-			return err
-		}
-	}
-	return nil
+	return writeRanges(w, f, ranges, heads, boundary)
 }
 
 // writerOnly hides ReadFrom, so io.CopyBuffer uses the buffer.
@@ -361,6 +348,7 @@ func (c *Context) StreamLength(code int, contentType string, length int64) (*Str
 	}
 	c.streaming = true
 	c.stream.w, c.stream.c = c.w, c
+	c.stream.inlineCap()
 	c.touched |= tStream
 	return &c.stream, nil
 }

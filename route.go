@@ -28,6 +28,17 @@ type Route struct {
 // inline request is the loop's, unsynchronised). A request whose body is larger
 // than 64 KiB runs on a worker even so: its body streams, and reading it would
 // block the loop.
+//
+// Output never waits on the loop either. A response that would wait for the
+// client, a Blob (String, JSON) body over 64 KiB or a file over 64 KiB (File,
+// FileFS, Attachment, Inline, the static middleware), is recorded and sent from
+// a worker after the handler returned, within the output bound (Config); the
+// Blob's slice is borrowed until then (see Blob, Context.Pending). A streamed
+// response (Stream, StreamLength, SSE) cannot move in the middle of the
+// handler: it is queued whole, up to InlineStreamMax bytes, and the Write that
+// would pass it fails with ErrInlineOutput and breaks the response off
+// (HTTP/1.1 closes the connection, HTTP/2 resets the stream), logged once.
+// Stream more from a route that is not Inline.
 func (r *Route) Inline() *Route {
 	r.inline = true
 	return r

@@ -57,11 +57,15 @@ import (
 // otherwise sent from the caller's slice with its Content-Length, a piece at a
 // time: the slice is borrowed until the call returns. File, FileFS, StreamLength
 // and the static middleware stream with their exact length. An Inline route's
-// response is queued whole, since its handler must not block the event loop:
-// HTTP/1.1 reads no request while a connection's output is above the bound, and
-// HTTP/2 runs an inline route's request on a worker while the connection's
-// output waits. docs/ARCHITECTURE.md ("Back-pressure and closing") has the
-// details and the measured memory.
+// handler must not block the event loop, so a response of it that would wait
+// (a Blob body or a file over 64 KiB) is sent from a worker once the handler
+// returned, within the bounds above (the Blob's slice is borrowed until then);
+// what an inline handler streams (Stream, StreamLength, SSE) is queued whole,
+// up to InlineStreamMax, past which Write fails with ErrInlineOutput. HTTP/1.1
+// reads no request while a connection's output is above the bound, and HTTP/2
+// runs an inline route's request on a worker while the connection's output
+// waits. docs/ARCHITECTURE.md ("Back-pressure and closing") has the details
+// and the measured memory.
 type Config struct {
 	Addr       string // listen address [":8080"]
 	EventLoops int    // event loops [runtime.NumCPU()] (gnet engine)
@@ -550,6 +554,12 @@ func (h *serverHandler) Serve(req *httpmsg.Request, w httpmsg.ResponseWriter) {
 	s := (*Server)(h)
 	c, _ := req.Route.(*Context)
 	if c == nil {
+		if m, ok := req.Route.(*movedContext); ok {
+			// The second call for an inline route's recorded response, on a
+			// worker (moved.go).
+			s.finishMoved((*Context)(m), req, w)
+			return
+		}
 		h.Prepare(req)
 		c = req.Route.(*Context)
 	}
@@ -563,6 +573,12 @@ func (h *serverHandler) Serve(req *httpmsg.Request, w httpmsg.ResponseWriter) {
 		s.activeRequests.Add(1)
 		s.run(c)
 		s.activeRequests.Add(-1)
+	}
+	if req.MoveToWorker {
+		// An inline handler recorded a response that would wait for the client:
+		// the protocol calls Serve again on a worker to send it (moved.go).
+		req.Route = (*movedContext)(c)
+		return
 	}
 	req.Route = nil
 	c.reset()

@@ -16,6 +16,18 @@ func (cn *Conn) enqueue(ex *exchange) {
 	if ex.inline && len(cn.batch) == 0 && !cn.busy {
 		ex.out = &cn.inline
 		ex.serve(cn.cfg.Handler)
+		if ex.msg.MoveToWorker {
+			// The handler's answer would wait for the client (a large body, a
+			// file: httpmsg.LoopWriter): it is written on a worker, as a batch
+			// of its own, and the pipelined requests after it wait their turn.
+			ex.inline, ex.out = false, nil
+			cn.batch = append(cn.batch, ex)
+			if !ex.keepAlive {
+				cn.closing = true
+			}
+			cn.submit()
+			return
+		}
 		cn.inline = httpmsg.WriteOwned(cn.c, cn.inline)
 		if !ex.keepAlive {
 			cn.closing = true

@@ -21,4 +21,6 @@ var (
 	_ httpmsg.SizedWriter         = (*exchange)(nil)
 	_ httpmsg.ContextWriter       = (*exchange)(nil)
 	_ httpmsg.Hijacker            = (*exchange)(nil)
+	_ httpmsg.LoopWriter          = (*exchange)(nil)
+	_ httpmsg.Aborter             = (*exchange)(nil)
 )

@@ -256,6 +256,9 @@ func (ex *exchange) serve(h httpmsg.Handler) {
 	}()
 	switch {
 	case !ex.answered:
+		if ex.msg.MoveToWorker {
+			return // the answer is written on a worker (batch.go, enqueue)
+		}
 		_ = ex.WriteResponse(500, nil, []byte("Internal Server Error"))
 	case ex.streaming && !ex.ended:
 		_ = ex.End(nil)
@@ -425,6 +428,20 @@ func (ex *exchange) WriteInformational(status int, header []httpmsg.Field) error
 		return ex.conn.handOff(ex.out, false)
 	}
 	return nil
+}
+
+// OnLoop reports whether the exchange is served on the event loop (an inline
+// route), where its output is queued whole (httpmsg.LoopWriter).
+func (ex *exchange) OnLoop() bool { return ex.out == &ex.conn.inline }
+
+// Abort breaks a streamed response off (httpmsg.Aborter): no last chunk, and
+// the connection closes after what was written, so the client sees the message
+// incomplete (RFC 9112 §7.1, §6.3 rule 5) instead of a shorter body.
+func (ex *exchange) Abort() {
+	if ex.streaming && !ex.ended {
+		ex.ended = true
+		ex.keepAlive = false
+	}
 }
 
 // End finishes a streamed response.

@@ -15,4 +15,6 @@ var (
 	_ httpmsg.InformationalWriter = (*stream)(nil)
 	_ httpmsg.SizedWriter         = (*stream)(nil)
 	_ httpmsg.ContextWriter       = (*stream)(nil)
+	_ httpmsg.LoopWriter          = (*stream)(nil)
+	_ httpmsg.Aborter             = (*stream)(nil)
 )

@@ -217,6 +217,15 @@ func (b *fieldBuf) add(fields []httpmsg.Field) {
 func (c *Conn) dispatch(s *stream) {
 	if s.inline {
 		c.h.Serve(&s.req, s)
+		if s.req.MoveToWorker {
+			// The handler's answer would wait for the client (a large body, a
+			// file: httpmsg.LoopWriter): nothing of it was written, so the
+			// stream becomes a worker's, whose writes wait within maxQueued, and
+			// Serve runs again there to write it.
+			s.inline = false
+			c.dispatch(s)
+			return
+		}
 		s.ctx.Load().cancel() // Serve returned
 		c.handlerReturned(s)
 		return

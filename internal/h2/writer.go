@@ -208,6 +208,16 @@ func (s *stream) End(trailer []httpmsg.Field) error {
 	return nil
 }
 
+// OnLoop reports whether the stream's handler runs on the event loop (an
+// inline route), where its output is queued whole (httpmsg.LoopWriter).
+func (s *stream) OnLoop() bool { return s.inline }
+
+// Abort breaks a streamed response off (httpmsg.Aborter). A stream whose
+// response is left unended is reset with INTERNAL_ERROR once its handler
+// returns (handlerReturned, RFC 9113 §8.1), and its queued DATA dropped, so
+// Abort only promises that End will not be called.
+func (s *stream) Abort() {}
+
 // startInline begins an inline response (on the loop).
 func (s *stream) startInline(status int) error {
 	if s.sh.status != 0 {

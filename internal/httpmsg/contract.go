@@ -22,7 +22,9 @@ import "context"
 // OutputPooler.
 //
 // Offered by a protocol's ResponseWriter (besides the framework-facing
-// Switcher, InformationalWriter, SizedWriter): ContextWriter, Hijacker.
+// Switcher, InformationalWriter, SizedWriter): ContextWriter, Hijacker,
+// LoopWriter, Aborter. A Handler asks a protocol to move an inline exchange to
+// a worker with Request.MoveToWorker (see LoopWriter).
 
 // ContextWriter is implemented by every ResponseWriter: Context is the
 // request's context.Context, cancelled when the client goes away (the
@@ -33,6 +35,33 @@ import "context"
 // Serve returns); the context itself stays valid for as long as anyone holds it.
 type ContextWriter interface {
 	Context() context.Context
+}
+
+// LoopWriter is implemented by a ResponseWriter whose exchange may be served
+// on the event loop (an HTTP/1.1 exchange, an HTTP/2 stream of an inline
+// route). OnLoop reports whether Serve runs on the loop now, where nothing may
+// wait for the client: a response that would have to wait past the output
+// bound (a large body, a file) is then not written; the Handler records it,
+// sets Request.MoveToWorker and returns, and the protocol dispatches the
+// exchange to a worker as it dispatches a route that is not inline (HTTP/1.1:
+// as a batch, the pipelined requests after it waiting their turn; HTTP/2: the
+// stream's handler moves to a worker), where it calls Serve again, with the
+// same Request and writer, to write the recorded response within the bound.
+// A writer without it never serves on the loop. Called from Serve, on the
+// goroutine that runs it.
+type LoopWriter interface {
+	OnLoop() bool
+}
+
+// Aborter is implemented by a ResponseWriter that can break a streamed
+// response off, so that the client sees it failed rather than complete:
+// HTTP/1.1 writes no last chunk and closes the connection after what was
+// written (RFC 9112 §7.1: the client sees an incomplete chunked message);
+// HTTP/2 resets the stream with INTERNAL_ERROR (RFC 9113 §8.1) instead of
+// ending it. After Abort the writer takes no more calls (End included).
+// Called from Serve, on the goroutine that runs it.
+type Aborter interface {
+	Abort()
 }
 
 // OutboundReporter is implemented by a Conn that can tell how much written

@@ -92,6 +92,14 @@ type Request struct {
 	// Route is opaque state the Handler stores in Prepare for Serve to use.
 	Route any
 
+	// MoveToWorker is set by Serve, on the event loop, when it recorded a
+	// response that would have to wait for the client (see LoopWriter) instead
+	// of writing it: the protocol must then dispatch the request to a worker and
+	// call Serve again there with the same Request and writer, before it
+	// recycles either. Serve clears it on that second call. Protocols without
+	// LoopWriter never see it set.
+	MoveToWorker bool
+
 	// Counted reports that the protocol counts this request in the server's
 	// active-request gauge itself (once for a whole batch of pipelined requests,
 	// instead of two atomic additions per request): Serve must not count it.
@@ -209,7 +217,9 @@ type Handler interface {
 	// inline on the loop. It must not block.
 	Prepare(req *Request) (inline bool)
 	// Serve runs the handler and answers through w. It runs on the loop when Prepare
-	// said inline, otherwise on a worker goroutine. Serve must not keep req or w.
+	// said inline, otherwise on a worker goroutine. Serve must not keep req or w,
+	// except when it returns on the loop with req.MoveToWorker set: the protocol
+	// then calls it again, on a worker, to finish the response (LoopWriter).
 	Serve(req *Request, w ResponseWriter)
 }
 

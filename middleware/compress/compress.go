@@ -111,7 +111,13 @@ func New(cfg Config) celeris.MiddlewareFunc {
 				return send(c, status, body, err)
 			}
 			buf := z.compress(body)
-			defer z.release(buf)
+			defer func() {
+				// An Inline route's body over 64 KiB is sent after the handler
+				// returned (Context.Pending): buf stays borrowed till then.
+				if !c.Pending() {
+					z.release(buf)
+				}
+			}()
 			c.DelHeader("Content-Length")
 			c.SetHeader("Content-Encoding", "gzip")
 			weakenETag(c)
