@@ -98,6 +98,16 @@ func (c *Context) resetMoved() {
 	c.mv = moved{}
 }
 
+var _ httpmsg.Dropper = (*movedContext)(nil)
+
+// Drop releases a recorded response that will not be written (httpmsg.Dropper):
+// its file closes and the Context goes back to the pool.
+func (m *movedContext) Drop() {
+	c := (*Context)(m)
+	c.reset()
+	c.server.ctxs.Put(c)
+}
+
 // finishMoved is Serve's second call for an inline route's recorded response,
 // on a worker: it writes the response within the output bound, ends it, and
 // releases the Context.

@@ -135,6 +135,7 @@ func (ex *exchange) release() {
 		ex.pipe.recycle()
 		ex.pipe, ex.msg.BodyReader = nil, nil
 	}
+	ex.msg.DropMoved() // a moved response no worker wrote (batch.go, submit)
 	ex.out, ex.msg.Route = nil, nil
 	dropped := cap(ex.raw) > 8<<10
 	ex.raw = shrink(ex.raw, 8<<10)

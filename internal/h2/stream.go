@@ -255,6 +255,7 @@ func (c *Conn) startWorker(s *stream) {
 		c.mu.Lock()
 		s.sh.done = true
 		c.mu.Unlock()
+		s.req.DropMoved()
 		c.respondRefusal(s, 503)
 		c.maybeFinish(s)
 	}
@@ -380,6 +381,7 @@ func (c *Conn) closeStream(s *stream, how closeHow) {
 		if i := slices.Index(c.waiting, s); i >= 0 {
 			c.waiting = slices.Delete(c.waiting, i, i+1)
 		}
+		s.req.DropMoved() // an inline route's moved response that never runs
 	}
 	if s.draining {
 		s.draining = false
@@ -502,6 +504,7 @@ func (c *Conn) abortStreams() {
 	c.mu.Unlock()
 	for _, s := range c.waiting {
 		s.waiting = false
+		s.req.DropMoved()
 	}
 	c.waiting = nil
 }

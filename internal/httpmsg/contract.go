@@ -53,6 +53,17 @@ type LoopWriter interface {
 	OnLoop() bool
 }
 
+// Dropper is implemented by the state a Handler leaves in Request.Route when
+// Serve returns on the loop with Request.MoveToWorker set. A protocol that gives
+// such a request up without calling Serve again (no worker would take it, the
+// client reset the stream while it waited, the connection closed) calls
+// Request.DropMoved, which calls Drop: what the recorded response holds (an open
+// file, a pooled Context) is released at once instead of by the garbage
+// collector. Called on the loop, once.
+type Dropper interface {
+	Drop()
+}
+
 // Aborter is implemented by a ResponseWriter that can break a streamed
 // response off, so that the client sees it failed rather than complete:
 // HTTP/1.1 writes no last chunk and closes the connection after what was

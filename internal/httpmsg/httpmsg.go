@@ -132,6 +132,21 @@ func (r *Request) Reset() {
 	*r = Request{Header: h, Trailer: t}
 }
 
+// DropMoved releases the response a Handler recorded for a worker (MoveToWorker,
+// Dropper) when the protocol gives the request up without calling Serve again;
+// a no-op for any other request. Protocols call it before they recycle or drop a
+// Request.
+func (r *Request) DropMoved() {
+	if !r.MoveToWorker {
+		return
+	}
+	r.MoveToWorker = false
+	if d, ok := r.Route.(Dropper); ok {
+		d.Drop()
+	}
+	r.Route = nil
+}
+
 // HeaderValue returns the value of the first field named name (case-insensitive).
 func (r *Request) HeaderValue(name string) (string, bool) {
 	for i := range r.Header {
