@@ -46,6 +46,7 @@ type Pool struct {
 	waking  int // workers signalled or started that took no task yet; guarded by mu
 	count   int // live workers; guarded by mu
 	max     int
+	maxIdle int // 0: no bound; set by LimitIdle before the first Submit
 	expiry  time.Duration
 	stopped bool
 	clock   atomic.Int64 // unix ns, refreshed by the reaper every expiry period
@@ -63,6 +64,16 @@ func NewPool(max int, expiry time.Duration) *Pool {
 	p := &Pool{max: max, expiry: expiry, stop: make(chan struct{}), reaped: make(chan struct{})}
 	p.clock.Store(time.Now().UnixNano())
 	go p.reaper()
+	return p
+}
+
+// LimitIdle bounds the workers that park waiting for a task to n (0: no bound,
+// the default): a worker that finishes while n others are idle exits instead of
+// parking, so that a burst leaves at most n goroutines, each with the stack it
+// grew, instead of one per task of the burst until the expiry retires them. Call
+// it before the first Submit; it returns p.
+func (p *Pool) LimitIdle(n int) *Pool {
+	p.maxIdle = n
 	return p
 }
 
@@ -145,8 +156,8 @@ func (p *Pool) loop(w *worker) {
 			t.Run()
 			p.mu.Lock()
 		}
-		if p.stopped {
-			break
+		if p.stopped || p.maxIdle > 0 && len(p.idle) >= p.maxIdle {
+			break // the queue is empty: no task needs this worker
 		}
 		w.lastUsed = p.clock.Load() // coarse: no clock read per task
 		p.idle = append(p.idle, w)
@@ -221,6 +232,13 @@ func (p *Pool) Stopped() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.stopped
+}
+
+// Idle returns the number of parked workers (for tests and metrics).
+func (p *Pool) Idle() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.idle)
 }
 
 // Workers returns the number of live workers (for tests and metrics).

@@ -190,3 +190,40 @@ func TestStopRunsAcceptedTasks(t *testing.T) {
 		t.Fatalf("%d of 20 tasks ran, %d workers left", n, w)
 	}
 }
+
+// LimitIdle: after a burst of 64 blocked tasks, at most the limit of workers
+// park; the rest exit at once instead of waiting for the expiry. The pool still
+// runs every task, and later ones reuse the parked workers.
+func TestLimitIdle(t *testing.T) {
+	for _, limit := range []int{0, 1, 8} {
+		p := NewPool(0, time.Hour).LimitIdle(limit)
+		release := make(chan struct{})
+		var wg sync.WaitGroup
+		for i := 0; i < 64; i++ {
+			wg.Add(1)
+			if !p.Submit(fnTask(func() { defer wg.Done(); <-release })) {
+				t.Fatal("submit refused")
+			}
+		}
+		close(release)
+		wg.Wait()
+		want := limit
+		if limit == 0 {
+			want = 64 // no bound: every worker parks until the expiry
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for (p.Workers() != want || p.Idle() != want) && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+		}
+		if p.Workers() != want || p.Idle() != want {
+			t.Fatalf("limit %d: %d workers, %d idle after the burst; want %d", limit, p.Workers(), p.Idle(), want)
+		}
+		done := make(chan struct{})
+		p.Submit(fnTask(func() { close(done) }))
+		<-done
+		if limit > 0 && p.Workers() > limit {
+			t.Fatalf("limit %d: a task after the burst started a worker beside %d idle", limit, limit)
+		}
+		p.Stop()
+	}
+}
