@@ -525,8 +525,8 @@ func (c *Conn) startRequest(s *stream) {
 		c.rejectRequest(s, 413)
 		return
 	}
-	// An inline route's response is queued whole (its handler must not block the
-	// loop), so while the connection's output waits (the engine holds more than
+	// What an inline handler streams is queued whole (its handler must not block
+	// the loop; a large body or file moves to a worker by itself), so while the connection's output waits (the engine holds more than
 	// outboundLimit, or a stream waits for window) the route runs on a worker,
 	// whose writes wait within the output bound instead.
 	s.inline = c.h.Prepare(r) && !c.heldBack && len(c.sendq) == 0
