@@ -635,7 +635,7 @@ func TestH2HalfCloseEndsAfterQueuedOutput(t *testing.T) {
 		_ = enc.WriteField(hpack.HeaderField{Name: f[0], Value: f[1]})
 	}
 	_ = fr.WriteHeaders(http2.HeadersFrameParam{StreamID: 1, BlockFragment: hb.Bytes(), EndStream: true, EndHeaders: true})
-	time.Sleep(300 * time.Millisecond) // the handler answers; DATA queues up to the output bound
+	waitSocketFull(t, c) // the handler answers; DATA queues up to the output bound
 	if err := c.CloseWrite(); err != nil {
 		t.Fatal(err)
 	}
@@ -655,6 +655,31 @@ func TestH2HalfCloseEndsAfterQueuedOutput(t *testing.T) {
 	if err := s.Shutdown(ctx); err != nil {
 		t.Fatalf("shutdown: %v", err)
 	}
+}
+
+// waitSocketFull waits until c's receive queue holds bytes and has not grown for
+// 100 ms: the server's socket is full, so what it has not sent waits in its own
+// queues, up to their bounds. Where the queue cannot be read, it waits 300 ms.
+func waitSocketFull(t *testing.T, c *net.TCPConn) {
+	t.Helper()
+	if rcvQueued(c) < 0 {
+		time.Sleep(300 * time.Millisecond)
+		return
+	}
+	prev, stable := 0, 0
+	for deadline := time.Now().Add(10 * time.Second); stable < 10; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the server sent %d bytes in 10 s and no more", prev)
+		}
+		q := rcvQueued(c)
+		if q > 0 && q == prev {
+			stable++
+		} else {
+			stable = 0
+		}
+		prev = q
+	}
+	time.Sleep(50 * time.Millisecond) // the loop finishes queueing what it holds
 }
 
 // halfClosedBigAnswer asks a new server for an 8 MiB answer from a client with a
