@@ -86,7 +86,7 @@ var engineTests = []struct {
 	{name: "UploadStreamsWithBoundedMemory", f: TestUploadStreamsWithBoundedMemory, serial: true},
 	{name: "AdaptHijack", f: TestAdaptHijack},
 	{name: "BlobLargeBodyBackPressure", f: TestBlobLargeBodyBackPressure, serial: true},
-	{name: "H2InlineRouteWhileOutputWaits", f: TestH2InlineRouteWhileOutputWaits},
+	{name: "H2InlineRouteWhileOutputWaits", f: TestH2InlineRouteWhileOutputWaits, serial: true},
 }
 
 // TestStdEngine runs engineTests on the std engine (the gnet engine runs them as
