@@ -8,8 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/HdrHistogram/hdrhistogram-go"
-
 	"github.com/celeris-dev/celeris/bench/internal/catalog"
 	"github.com/celeris-dev/celeris/bench/internal/h2client"
 	"github.com/celeris-dev/celeris/bench/internal/load"
@@ -66,24 +64,11 @@ func (c *config) validate() error {
 	return nil
 }
 
-// percentiles of the GET /bench latencies.
-type percentiles struct {
-	P50, P90, P99, Max time.Duration
-}
+// percentiles of the GET /bench latencies (the load package's summary of its
+// recorder's histogram, values in microseconds).
+type percentiles = load.Percentiles
 
-// percentilesOf reads a load.Recorder histogram (values in microseconds).
-func percentilesOf(h *hdrhistogram.Histogram) percentiles {
-	if h.TotalCount() == 0 {
-		return percentiles{}
-	}
-	us := func(v int64) time.Duration { return time.Duration(v) * time.Microsecond }
-	return percentiles{
-		P50: us(h.ValueAtQuantile(50)),
-		P90: us(h.ValueAtQuantile(90)),
-		P99: us(h.ValueAtQuantile(99)),
-		Max: us(h.Max()),
-	}
-}
+var percentilesOf = load.PercentilesOf
 
 // result is what one measurement found.
 type result struct {

@@ -106,10 +106,10 @@ func (r *Recorder) Drain(hist *hdrhistogram.Histogram) Counts {
 
 // Percentiles summarises a latency histogram.
 type Percentiles struct {
-	P50, P95, P99, Max time.Duration
+	P50, P90, P95, P99, Max time.Duration
 }
 
-// PercentilesOf reads p50/p95/p99/max from a histogram in microseconds.
+// PercentilesOf reads p50/p90/p95/p99/max from a histogram in microseconds.
 func PercentilesOf(h *hdrhistogram.Histogram) Percentiles {
 	if h.TotalCount() == 0 {
 		return Percentiles{}
@@ -117,6 +117,7 @@ func PercentilesOf(h *hdrhistogram.Histogram) Percentiles {
 	us := func(v int64) time.Duration { return time.Duration(v) * time.Microsecond }
 	return Percentiles{
 		P50: us(h.ValueAtQuantile(50)),
+		P90: us(h.ValueAtQuantile(90)),
 		P95: us(h.ValueAtQuantile(95)),
 		P99: us(h.ValueAtQuantile(99)),
 		Max: us(h.Max()),
