@@ -78,7 +78,7 @@ var engineTests = []struct {
 	{name: "H1HalfCloseSlowReader", f: TestH1HalfCloseSlowReader},
 	{name: "H1HalfCloseNoUpgrade", f: TestH1HalfCloseNoUpgrade},
 	{name: "H1HalfCloseStreamedUpload", f: TestH1HalfCloseStreamedUpload},
-	{name: "H2HalfCloseEndsAfterQueuedOutput", f: TestH2HalfCloseEndsAfterQueuedOutput},
+	{name: "H2HalfCloseEndsAfterQueuedOutput", f: TestH2HalfCloseEndsAfterQueuedOutput, serial: true},
 	{name: "StatsCounts", f: TestStatsCounts},
 	{name: "ShutdownDeadlineCancelsContexts", f: TestShutdownDeadlineCancelsContexts},
 	{name: "AdaptFlushStreams", f: TestAdaptFlushStreams},

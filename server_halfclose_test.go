@@ -658,7 +658,7 @@ func TestH2HalfCloseEndsAfterQueuedOutput(t *testing.T) {
 }
 
 // waitSocketFull waits until c's receive queue holds bytes and has not grown for
-// 100 ms: the server's socket is full, so what it has not sent waits in its own
+// 300 ms: the server's socket is full, so what it has not sent waits in its own
 // queues, up to their bounds. Where the queue cannot be read, it waits 300 ms.
 func waitSocketFull(t *testing.T, c *net.TCPConn) {
 	t.Helper()
@@ -667,7 +667,7 @@ func waitSocketFull(t *testing.T, c *net.TCPConn) {
 		return
 	}
 	prev, stable := 0, 0
-	for deadline := time.Now().Add(10 * time.Second); stable < 10; time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(10 * time.Second); stable < 30; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the server sent %d bytes in 10 s and no more", prev)
 		}
