@@ -369,6 +369,9 @@ func TestStartTLSCertFiles(t *testing.T) {
 	if !strings.HasPrefix(body, "tls https HTTP/2.0") {
 		t.Fatalf("%q", body)
 	}
+	// The first request's handler may still count as active a moment after its
+	// answer arrived: the count of 1 awaited below must be the slow request's.
+	waitFor(t, "the first request to end", func() bool { return s.Stats().ActiveRequests == 0 })
 	slow := make(chan string, 1)
 	go func() {
 		resp, err := tlsClient(t, false).Get("https://" + addr + "/slow?ms=300")
