@@ -42,8 +42,8 @@ b "$root/cmd/demo" demo-opt . -tags "poll_opt gc_opt"
 for cmd in bench peer floor grpcbench wsload pacedread; do
   b "$bench" "$cmd" "./cmd/$cmd"
 done
-cp "$here/multicore.sh" "$out/"
-chmod +x "$out/multicore.sh"
+cp "$here/multicore.sh" "$here/peerratio.py" "$out/"
+chmod +x "$out/multicore.sh" "$out/peerratio.py"
 
 rev=$(cd "$root" && git rev-parse --short HEAD 2>/dev/null || echo unknown)
 dirty=$(cd "$root" && git status --porcelain 2>/dev/null | head -1)
@@ -64,7 +64,8 @@ network needed. \`taskset\` (util-linux) is used for pinning when present.
 | grpcbench | the gRPC comparison, driver, servers and loader in one (bench/cmd/grpcbench) |
 | wsload | the WebSocket driver on its own (bench/cmd/wsload) |
 | pacedread | the paced reader (bench/cmd/pacedread) |
-| multicore.sh | 1 server core against 8: h1, h2c, h1tls, h2tls, with a scaling table |
+| multicore.sh | 1 server core against 8: h1, h2c, h1tls, h2tls, with a scaling table and (python3) the 8-core peer ratios |
+| peerratio.py | Celeris against its peers, round by round, from results.json files |
 
 Run from this directory:
 
@@ -74,7 +75,7 @@ Run from this directory:
     ./bench -h                  # every flag; bench/README.md in the repository explains them
 
 Results: results/results.md, results/results.json, one SVG chart per scenario
-and protocol. multicore.sh writes multicore-<time>/scaling.md.
+and protocol. multicore.sh writes multicore-<time>/scaling.md and peers.md.
 EOF
 
 # Every binary must be static: CGO_ENABLED=0 in its build settings.

@@ -26,6 +26,8 @@
 #   DURATION     measured time per run [5s]   WARMUP [1s]   ROUNDS [3]
 #   OUT          output directory [./multicore-<UTC time>]
 #   EXTRA        more flags for the suite (e.g. "-ready-timeout 30s")
+#   SMT_SHARE    1: run even where a server CPU and a loader CPU are threads
+#                of one physical core (refused otherwise) [0]
 #
 # Writes OUT/base/rN/ and OUT/multi/rN/ (each a results.md, results.json and
 # charts), OUT/machine.txt and OUT/scaling.md (also printed).
@@ -74,6 +76,29 @@ for list in "$SERVER_CPUS" "$BASE_CPUS" "$LOADER_CPUS"; do
     || die "CPU list $list does not fit this machine ($ncpu CPUs); set SERVER_CPUS, BASE_CPUS and LOADER_CPUS"
 done
 
+# expand "0-2,5" -> "0 1 2 5"
+expand() {
+  local part lo hi c
+  IFS=, read -ra parts <<<"$1"
+  for part in "${parts[@]}"; do
+    lo=${part%-*} hi=${part#*-}
+    for ((c = lo; c <= hi; c++)); do echo "$c"; done
+  done
+}
+# SMT: a server CPU whose sibling thread is a loader CPU shares one physical
+# core with the loader, and the table would not say what it claims. Choose
+# lists by core (lscpu -e, or /sys/devices/system/cpu/cpuN/topology), or set
+# SMT_SHARE=1 to run anyway.
+loader_set=" $(expand "$LOADER_CPUS" | tr '\n' ' ') "
+for c in $(expand "$SERVER_CPUS") $(expand "$BASE_CPUS"); do
+  sib=$(cat "/sys/devices/system/cpu/cpu$c/topology/thread_siblings_list" 2>/dev/null) || continue
+  for t in $(expand "$sib"); do
+    if [ "$t" != "$c" ] && [[ $loader_set == *" $t "* ]] && [ "${SMT_SHARE:-0}" != 1 ]; then
+      die "server CPU $c and loader CPU $t are threads of one core ($sib); pick lists by core or set SMT_SHARE=1"
+    fi
+  done
+done
+
 mkdir -p "$OUT"
 {
   echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
@@ -82,7 +107,7 @@ mkdir -p "$OUT"
   echo "multi: servers on $SERVER_CPUS, GOMAXPROCS $PROCS; base: servers on $BASE_CPUS, GOMAXPROCS 1; loader on $LOADER_CPUS"
   echo "conns $CONNS, h2 streams per connection $STREAMS, duration $DURATION, warmup $WARMUP, rounds $ROUNDS"
   echo "frameworks $FRAMEWORKS; scenarios $SCENARIOS; protocols $PROTOCOLS"
-  [ -f "$BUNDLE/README.md" ] && sed -n 3p "$BUNDLE/README.md"
+  if [ -f "$BUNDLE/README.md" ]; then sed -n 3p "$BUNDLE/README.md"; fi
 } | tee "$OUT/machine.txt"
 
 # side NAME CPUS PROCS ROUND: one round of one side, its own results.json.
@@ -108,3 +133,7 @@ done
 
 "$BUNDLE/bench" scaling -base "$OUT/base/r*/results.json" -multi "$OUT/multi/r*/results.json" | tee "$OUT/scaling.md"
 echo "wrote $OUT/scaling.md"
+if command -v python3 >/dev/null && [ -f "$BUNDLE/peerratio.py" ]; then
+  python3 "$BUNDLE/peerratio.py" "$OUT/multi/r*/results.json" | tee "$OUT/peers.md"
+  echo "wrote $OUT/peers.md"
+fi
