@@ -102,7 +102,13 @@ func TestBundle(t *testing.T) {
 		return
 	}
 	menv := toolEnv(t, filepath.Join(tmp, "mpath"), "bash", "taskset", "true", "nproc", "grep", "sed",
-		"seq", "date", "tee", "mkdir", "dirname", "tr", "sort", "tail")
+		"seq", "date", "tee", "mkdir", "dirname", "tr", "sort", "tail", "cat")
+	// python3 (for peers.md) by its real executable: a shim (pyenv) needs more
+	// than this PATH holds.
+	py, pyErr := exec.Command("python3", "-c", "import sys; print(sys.executable)").Output()
+	if pyErr == nil {
+		pyErr = os.Symlink(strings.TrimSpace(string(py)), filepath.Join(tmp, "mpath", "python3"))
+	}
 	mout := filepath.Join(run, "multicore")
 	m := exec.Command(filepath.Join(dir, "multicore.sh"))
 	m.Dir = run
@@ -120,6 +126,18 @@ func TestBundle(t *testing.T) {
 	// celeris h1 and h2c measured on both sides; fasthttp h1 measured, h2c skipped.
 	if n := strings.Count(string(table), "| 1+1 |"); n < 3 || !strings.Contains(string(table), "HTTP/1.1 only") {
 		t.Errorf("scaling table (%d measured rows):\n%s", n, table)
+	}
+	// peerratio.py's table: celeris against fasthttp on h1, round by round.
+	if pyErr != nil {
+		t.Logf("no python3 (%v): peers.md not checked", pyErr)
+		return
+	}
+	peers, err := os.ReadFile(filepath.Join(mout, "peers.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(peers), "| h1 | simple | celeris ÷ fasthttp |") {
+		t.Errorf("peers.md has no celeris ÷ fasthttp row:\n%s", peers)
 	}
 }
 
@@ -216,7 +234,7 @@ func untar(t *testing.T, archive, dir string) {
 			t.Fatal(err)
 		}
 	}
-	for _, want := range append(slices.Clone(bundleBinaries), "multicore.sh", "README.md") {
+	for _, want := range append(slices.Clone(bundleBinaries), "multicore.sh", "peerratio.py", "README.md") {
 		if !slices.Contains(names, want) {
 			t.Errorf("the archive has no %s (it has %v)", want, names)
 		}
