@@ -42,7 +42,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -53,6 +52,7 @@ import (
 	"time"
 
 	"github.com/celeris-dev/celeris/bench/internal/h2client"
+	"github.com/celeris-dev/celeris/bench/internal/host"
 )
 
 // demoSpec is one -demo entry.
@@ -88,29 +88,6 @@ func parseDemos(s string) ([]demoSpec, error) {
 		return nil, errors.New("-demo: no demo given")
 	}
 	return out, nil
-}
-
-// countCPUs counts the CPUs of a taskset list like "0,2-3".
-func countCPUs(list string) (int, error) {
-	n := 0
-	for _, part := range strings.Split(list, ",") {
-		lo, hi, isRange := strings.Cut(part, "-")
-		a, err := strconv.Atoi(lo)
-		if err != nil {
-			return 0, fmt.Errorf("CPU list %q: %v", list, err)
-		}
-		b := a
-		if isRange {
-			if b, err = strconv.Atoi(hi); err != nil {
-				return 0, fmt.Errorf("CPU list %q: %v", list, err)
-			}
-		}
-		if a < 0 || b < a {
-			return 0, fmt.Errorf("CPU list %q: bad range %q", list, part)
-		}
-		n += b - a + 1
-	}
-	return n, nil
 }
 
 // options are the command's flags.
@@ -177,7 +154,7 @@ func parseFlags(args []string) (options, error) {
 	}
 	for _, l := range []string{o.serverCPUs, o.loaderCPUs} {
 		if l != "" {
-			if _, err := countCPUs(l); err != nil {
+			if _, err := host.CountCPUs(l); err != nil {
 				return o, err
 			}
 		}
@@ -248,7 +225,7 @@ func run(o options) error {
 		if out, err := exec.Command("taskset", "-a", "-c", "-p", o.loaderCPUs, pid).CombinedOutput(); err != nil {
 			return fmt.Errorf("taskset -p %s: %v: %s", o.loaderCPUs, err, strings.TrimSpace(string(out)))
 		}
-		n, _ := countCPUs(o.loaderCPUs)
+		n, _ := host.CountCPUs(o.loaderCPUs)
 		runtime.GOMAXPROCS(n)
 	}
 	settings := []int{o.cfg.Blocked}
@@ -307,7 +284,7 @@ func demoBinary(path, out string) (string, error) {
 
 // measureDemo starts a fresh demo, waits until it answers, measures, and stops it.
 func measureDemo(o options, d demoSpec, cfg config, round int, tmp string) (result, error) {
-	addr, err := freeAddr()
+	addr, err := host.FreeAddr()
 	if err != nil {
 		return result{}, err
 	}
@@ -350,16 +327,6 @@ func measureDemo(o options, d demoSpec, cfg config, round int, tmp string) (resu
 	}
 	cfg.PID = cmd.Process.Pid // taskset execs the demo: same process
 	return measure(addr, cfg)
-}
-
-// freeAddr returns a loopback address with a port free a moment ago.
-func freeAddr() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
 }
 
 // waitReady polls GET /bench over h2c until it is answered 200, the process

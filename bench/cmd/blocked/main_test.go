@@ -41,28 +41,6 @@ func TestParseDemos(t *testing.T) {
 	}
 }
 
-func TestCountCPUs(t *testing.T) {
-	tests := []struct {
-		in      string
-		want    int
-		wantErr bool
-	}{
-		{in: "1", want: 1},
-		{in: "0-3", want: 4},
-		{in: "0,2-3,8", want: 4},
-		{in: "3-1", wantErr: true},
-		{in: "a", wantErr: true},
-		{in: "1-x", wantErr: true},
-		{in: "-1", wantErr: true},
-	}
-	for _, tt := range tests {
-		got, err := countCPUs(tt.in)
-		if (err != nil) != tt.wantErr || got != tt.want && !tt.wantErr {
-			t.Errorf("countCPUs(%q) = %d, %v; want %d (error %v)", tt.in, got, err, tt.want, tt.wantErr)
-		}
-	}
-}
-
 func TestParseFlags(t *testing.T) {
 	o, err := parseFlags([]string{"-demo", "a=/x,b=/y", "-warmup", "1s", "-duration", "2s"})
 	if err != nil {

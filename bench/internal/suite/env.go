@@ -3,7 +3,6 @@ package suite
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -12,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/celeris-dev/celeris/bench/internal/host"
 )
 
 // benchModule is the bench module's path, as its go.mod declares it.
@@ -110,13 +111,13 @@ func setupPinning(serverCPUs, loaderCPUs string) pinning {
 			p.notes = append(p.notes, fmt.Sprintf("taskset -p %s refused (%s): loader not pinned", loaderCPUs, strings.TrimSpace(string(out))))
 		} else {
 			p.loader = loaderCPUs
-			if n, err := countCPUs(loaderCPUs); err == nil {
+			if n, err := host.CountCPUs(loaderCPUs); err == nil {
 				p.cores = n
 				runtime.GOMAXPROCS(n)
 			}
 		}
 	}
-	if p.server != "" && p.loader != "" && overlap(p.server, p.loader) {
+	if p.server != "" && p.loader != "" && host.Overlap(p.server, p.loader) {
 		p.notes = append(p.notes, "server and loader CPU lists overlap: they compete for the same cores")
 	}
 	return p
@@ -128,50 +129,6 @@ func (p pinning) command(bin string, args ...string) []string {
 		return append([]string{bin}, args...)
 	}
 	return append([]string{"taskset", "-c", p.server, bin}, args...)
-}
-
-// countCPUs counts the CPUs of a taskset list like "0,2-3".
-func countCPUs(list string) (int, error) {
-	set, err := cpuSet(list)
-	return len(set), err
-}
-
-func cpuSet(list string) (map[int]bool, error) {
-	set := map[int]bool{}
-	for _, part := range strings.Split(list, ",") {
-		lo, hi, isRange := strings.Cut(part, "-")
-		a, err := strconv.Atoi(lo)
-		if err != nil {
-			return nil, err
-		}
-		b := a
-		if isRange {
-			if b, err = strconv.Atoi(hi); err != nil {
-				return nil, err
-			}
-		}
-		if b < a {
-			return nil, errors.New("descending CPU range " + part)
-		}
-		for i := a; i <= b; i++ {
-			set[i] = true
-		}
-	}
-	return set, nil
-}
-
-func overlap(a, b string) bool {
-	sa, err1 := cpuSet(a)
-	sb, err2 := cpuSet(b)
-	if err1 != nil || err2 != nil {
-		return false
-	}
-	for c := range sa {
-		if sb[c] {
-			return true
-		}
-	}
-	return false
 }
 
 // execOutput runs bin and returns its combined output.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/celeris-dev/celeris/bench/internal/catalog"
+	"github.com/celeris-dev/celeris/bench/internal/host"
 	"github.com/celeris-dev/celeris/bench/internal/load"
 	"github.com/celeris-dev/celeris/bench/internal/procstat"
 	"github.com/celeris-dev/celeris/bench/internal/report"
@@ -40,7 +41,7 @@ func (s *Suite) measure(ctx context.Context, round int, fw catalog.Framework, sc
 	}
 
 	tag := fmt.Sprintf("%s-%s-%s-r%d", fw.Name, name, proto, round)
-	addr, err := freeAddr()
+	addr, err := host.FreeAddr()
 	if err != nil {
 		fail("server failed to start", err)
 		return

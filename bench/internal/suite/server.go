@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"strings"
@@ -26,16 +25,6 @@ type serverProc struct {
 	cmd     *exec.Cmd
 	exited  chan struct{} // closed when the process has been reaped
 	waitErr error         // valid after exited is closed
-}
-
-// freeAddr returns a loopback address with a port free a moment ago.
-func freeAddr() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
 }
 
 // startServer runs argv with extra environment, output to logPath. The

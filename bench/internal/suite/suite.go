@@ -27,6 +27,7 @@ import (
 
 	"github.com/celeris-dev/celeris/bench/internal/catalog"
 	"github.com/celeris-dev/celeris/bench/internal/cli"
+	"github.com/celeris-dev/celeris/bench/internal/host"
 	"github.com/celeris-dev/celeris/bench/internal/load"
 	"github.com/celeris-dev/celeris/bench/internal/report"
 )
@@ -333,7 +334,7 @@ func (s *Suite) serverCommand(fw catalog.Framework, proto, addr, tag string) ([]
 			// The demo serves plaintext on -addr too (idle here) and TLS,
 			// with a self-signed certificate made at start, on -tls-addr,
 			// and HTTP/3 on the UDP port of the same number.
-			plain, err := freeAddr()
+			plain, err := host.FreeAddr()
 			if err != nil {
 				return nil, err
 			}

@@ -15,20 +15,6 @@ import (
 	"github.com/celeris-dev/celeris/bench/internal/report"
 )
 
-func TestCPULists(t *testing.T) {
-	for list, want := range map[string]int{"0": 1, "1-3": 3, "0,2-3,7": 4, "1,1": 1} {
-		if n, err := countCPUs(list); err != nil || n != want {
-			t.Errorf("countCPUs(%q) = %d, %v; want %d", list, n, err, want)
-		}
-	}
-	if _, err := countCPUs("3-1"); err == nil {
-		t.Error("countCPUs(3-1): no error")
-	}
-	if !overlap("0-2", "2,5") || overlap("0", "1") {
-		t.Error("overlap is wrong")
-	}
-}
-
 func TestPinningCommand(t *testing.T) {
 	p := pinning{server: "0"}
 	if got := strings.Join(p.command("/x/peer", "-addr", "a"), " "); got != "taskset -c 0 /x/peer -addr a" {
