@@ -292,6 +292,13 @@ func (c *Context) Redirect(code int, location string) error {
 // and returns a writer with Flush. The response ends when the handler returns,
 // with the trailers set by SetTrailer. A status outside 200-999 panics (see Blob).
 func (c *Context) Stream(code int, contentType string) (*StreamWriter, error) {
+	return c.startStream(code, contentType, nil, 0)
+}
+
+// startStream writes the head of a streamed response and returns its writer:
+// framed by sw with length (StreamLength), or, with sw nil, chunked or in DATA
+// frames with the trailers the handler declared (Stream).
+func (c *Context) startStream(code int, contentType string, sw httpmsg.SizedWriter, length int64) (*StreamWriter, error) {
 	if c.written {
 		return nil, ErrResponseWritten
 	}
@@ -301,10 +308,16 @@ func (c *Context) Stream(code int, contentType string) (*StreamWriter, error) {
 	}
 	c.written = true
 	c.status = code
-	if c.touched&tTrailer != 0 {
-		c.declareTrailers() // trailer.go
+	var err error
+	if sw != nil {
+		err = sw.WriteHeaderLength(code, c.header, length)
+	} else {
+		if c.touched&tTrailer != 0 {
+			c.declareTrailers() // trailer.go
+		}
+		err = c.w.WriteHeader(code, c.header)
 	}
-	if err := c.w.WriteHeader(code, c.header); err != nil {
+	if err != nil {
 		return nil, err
 	}
 	c.streaming = true

@@ -334,23 +334,7 @@ func (c *Context) StreamLength(code int, contentType string, length int64) (*Str
 	if !ok || length < 0 {
 		return c.Stream(code, contentType)
 	}
-	if c.written {
-		return nil, ErrResponseWritten
-	}
-	checkFinalStatus(code)
-	if contentType != "" {
-		c.SetHeader("Content-Type", contentType)
-	}
-	c.written = true
-	c.status = code
-	if err := sw.WriteHeaderLength(code, c.header, length); err != nil {
-		return nil, err
-	}
-	c.streaming = true
-	c.stream.w, c.stream.c = c.w, c
-	c.stream.inlineCap()
-	c.touched |= tStream
-	return &c.stream, nil
+	return c.startStream(code, contentType, sw, length)
 }
 
 // checkPreconditions evaluates the conditional headers of RFC 9110 §13.2.2 for a
