@@ -3,7 +3,6 @@ package celeris
 import (
 	"bytes"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -11,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/celeris-dev/celeris/internal/h2raw"
 	"golang.org/x/net/http2"
-	"golang.org/x/net/http2/hpack"
 )
 
 // TestBlobLargeBodyBackPressure: Blob with a body far larger than the output
@@ -92,24 +91,14 @@ func TestH2InlineRouteWhileOutputWaits(t *testing.T) {
 			return err
 		}).Inline()
 	})
-	nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	nc, fr, _, err := h2raw.OpenWith(addr, http2.Setting{ID: http2.SettingInitialWindowSize, Val: 0})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer nc.Close()
 	_ = nc.SetDeadline(time.Now().Add(20 * time.Second))
-	if _, err := io.WriteString(nc, http2.ClientPreface); err != nil {
-		t.Fatal(err)
-	}
-	fr := http2.NewFramer(nc, nc)
-	_ = fr.WriteSettings(http2.Setting{ID: http2.SettingInitialWindowSize, Val: 0})
 	get := func(id uint32) {
-		var hb bytes.Buffer
-		enc := hpack.NewEncoder(&hb)
-		for _, f := range [][2]string{{":method", "GET"}, {":scheme", "http"}, {":authority", "x"}, {":path", "/inlinebig"}} {
-			_ = enc.WriteField(hpack.HeaderField{Name: f[0], Value: f[1]})
-		}
-		if err := fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: hb.Bytes(), EndStream: true, EndHeaders: true}); err != nil {
+		if err := h2raw.WriteRequest(fr, id, http.MethodGet, "x", "/inlinebig", true); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -3,37 +3,17 @@
 package celeris
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/celeris-dev/celeris/internal/stdengine"
 )
-
-// syncBuffer is a log destination handlers may write from several goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
 
 // simulateGnetMismatch makes the gnet layout check fail for the rest of t, as
 // it does when the program is built with a gnet whose internals moved.
@@ -66,7 +46,7 @@ func TestGnetLayoutMismatchFailsStart(t *testing.T) {
 // serves.
 func TestGnetLayoutMismatchFallsBack(t *testing.T) {
 	simulateGnetMismatch(t)
-	var logs syncBuffer
+	var logs lockedBuffer
 	s := New(Config{Addr: "127.0.0.1:0", Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	s.GET("/", func(c *Context) error { return c.String(http.StatusOK, "ok") })
 	errc := runServer(t, s)

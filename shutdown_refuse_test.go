@@ -23,7 +23,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// lockedBuffer is a log sink that the server's goroutines may share.
 // TestShutdownRefusesNewConnections: once Shutdown began, a new connection is
 // refused by the kernel (ECONNREFUSED, as after net/http closes its listener) while
 // the request in flight on an open connection still gets its answer. Each

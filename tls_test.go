@@ -192,24 +192,6 @@ func TestTLSNoH2CUpgrade(t *testing.T) {
 	}
 }
 
-// logBuffer is an io.Writer for a logger shared with server goroutines.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // readUntilClosed reads from c until the server closes it; it fails the test if
 // that takes longer than limit.
 func readUntilClosed(t *testing.T, c net.Conn, limit time.Duration) []byte {
@@ -228,7 +210,7 @@ func readUntilClosed(t *testing.T, c net.Conn, limit time.Duration) []byte {
 // HTTP to the TLS port gets a 400 saying so, as from net/http.
 func TestTLSGarbageClientHello(t *testing.T) {
 	t.Parallel()
-	var logs logBuffer
+	var logs lockedBuffer
 	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	s, _, secure := startTLSServer(t, Config{Logger: logger}, tlsRoutes)
 	for _, garbage := range []string{

@@ -49,15 +49,7 @@ func Do(addr, method, path string, body []byte, extra ...hpack.HeaderField) ([]S
 	if err := fr.WriteSettings(); err != nil {
 		return nil, err
 	}
-	var block bytes.Buffer
-	enc := hpack.NewEncoder(&block)
-	for _, f := range append([]hpack.HeaderField{
-		{Name: ":method", Value: method}, {Name: ":scheme", Value: "http"},
-		{Name: ":authority", Value: addr}, {Name: ":path", Value: path},
-	}, extra...) {
-		_ = enc.WriteField(f)
-	}
-	if err := fr.WriteHeaders(http2.HeadersFrameParam{StreamID: 1, BlockFragment: block.Bytes(), EndStream: body == nil, EndHeaders: true}); err != nil {
+	if err := WriteRequest(fr, 1, method, addr, path, body == nil, extra...); err != nil {
 		return nil, err
 	}
 	if body != nil {

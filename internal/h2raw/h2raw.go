@@ -4,10 +4,10 @@
 package h2raw
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"time"
 
 	"golang.org/x/net/http2"
@@ -41,15 +41,7 @@ func get(addr, path string, withBody bool, extra []hpack.HeaderField) (map[strin
 	if err := fr.WriteSettings(); err != nil {
 		return nil, nil, err
 	}
-	var block bytes.Buffer
-	enc := hpack.NewEncoder(&block)
-	for _, f := range append([]hpack.HeaderField{
-		{Name: ":method", Value: "GET"}, {Name: ":scheme", Value: "http"},
-		{Name: ":authority", Value: addr}, {Name: ":path", Value: path},
-	}, extra...) {
-		_ = enc.WriteField(f)
-	}
-	if err := fr.WriteHeaders(http2.HeadersFrameParam{StreamID: 1, BlockFragment: block.Bytes(), EndStream: true, EndHeaders: true}); err != nil {
+	if err := WriteRequest(fr, 1, http.MethodGet, addr, path, true, extra...); err != nil {
 		return nil, nil, err
 	}
 	dec := hpack.NewDecoder(4096, nil)

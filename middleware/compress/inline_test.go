@@ -5,7 +5,6 @@ import (
 	"compress/gzip"
 	"io"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"testing"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"golang.org/x/net/http2/hpack"
 
 	"github.com/celeris-dev/celeris"
+	"github.com/celeris-dev/celeris/internal/h2raw"
 	"github.com/celeris-dev/celeris/middleware/compress"
 	"github.com/celeris-dev/celeris/middleware/internal/mwtest"
 )
@@ -43,23 +43,13 @@ func TestInlineLargeBodyKeepsItsBuffer(t *testing.T) {
 	// An HTTP/2 client that grants no window: the worker sending the first
 	// answer queues 256 KiB of it and waits, the rest still in the
 	// middleware's buffer, while the other answers are compressed.
-	nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	nc, fr, _, err := h2raw.OpenWith(addr, http2.Setting{ID: http2.SettingInitialWindowSize, Val: 0})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer nc.Close()
 	_ = nc.SetDeadline(time.Now().Add(20 * time.Second))
-	if _, err := io.WriteString(nc, http2.ClientPreface); err != nil {
-		t.Fatal(err)
-	}
-	fr := http2.NewFramer(nc, nc)
-	_ = fr.WriteSettings(http2.Setting{ID: http2.SettingInitialWindowSize, Val: 0})
-	var hb bytes.Buffer
-	enc := hpack.NewEncoder(&hb)
-	for _, f := range [][2]string{{":method", "GET"}, {":scheme", "http"}, {":authority", "x"}, {":path", "/a"}, {"accept-encoding", "gzip"}} {
-		_ = enc.WriteField(hpack.HeaderField{Name: f[0], Value: f[1]})
-	}
-	if err := fr.WriteHeaders(http2.HeadersFrameParam{StreamID: 1, BlockFragment: hb.Bytes(), EndStream: true, EndHeaders: true}); err != nil {
+	if err := h2raw.WriteRequest(fr, 1, http.MethodGet, "x", "/a", true, hpack.HeaderField{Name: "accept-encoding", Value: "gzip"}); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(200 * time.Millisecond)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"net/http"
 	"slices"
@@ -12,6 +11,7 @@ import (
 	"github.com/celeris-dev/celeris"
 	"github.com/celeris-dev/celeris/bench/internal/h2client"
 	"github.com/celeris-dev/celeris/bench/internal/load"
+	"github.com/celeris-dev/celeris/celeristest"
 	"github.com/celeris-dev/celeris/internal/demo"
 )
 
@@ -169,29 +169,6 @@ func TestMedian(t *testing.T) {
 	}
 }
 
-// startServer serves s on a loopback port and returns its address.
-func startServer(t *testing.T, s *celeris.Server) string {
-	t.Helper()
-	errc := make(chan error, 1)
-	go func() { errc <- s.Start() }()
-	select {
-	case <-s.Ready():
-	case err := <-errc:
-		t.Fatal(err)
-	case <-time.After(10 * time.Second):
-		t.Fatal("server not ready")
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		s.Shutdown(ctx)
-		if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
-			t.Error(err)
-		}
-	})
-	return s.Addr().String()
-}
-
 // smallConfig is a short measurement for the tests.
 func smallConfig(blocked int) config {
 	return config{Blocked: blocked, BlockedConns: 2, BlockFor: time.Second,
@@ -206,7 +183,7 @@ func TestMeasureDemo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := startServer(t, s)
+	addr := celeristest.Start(t, s)
 	for _, blocked := range []int{8, 0} {
 		res, err := measure(addr, smallConfig(blocked))
 		if err != nil {
@@ -230,7 +207,7 @@ func TestMeasureEarlyAnswer(t *testing.T) {
 	s := celeris.New(celeris.Config{Addr: "127.0.0.1:0", EventLoops: 1})
 	s.GET("/bench", func(c *celeris.Context) error { return c.String(http.StatusOK, "OK") })
 	s.GET("/slow", func(c *celeris.Context) error { return c.String(http.StatusOK, "OK") })
-	addr := startServer(t, s)
+	addr := celeristest.Start(t, s)
 	res, err := measure(addr, smallConfig(4))
 	if err != nil {
 		t.Fatal(err)
