@@ -42,8 +42,8 @@ b "$root/cmd/demo" demo-opt . -tags "poll_opt gc_opt"
 for cmd in bench peer floor grpcbench wsload pacedread; do
   b "$bench" "$cmd" "./cmd/$cmd"
 done
-cp "$here/multicore.sh" "$here/peerratio.py" "$out/"
-chmod +x "$out/multicore.sh" "$out/peerratio.py"
+cp "$here/multicore.sh" "$out/"
+chmod +x "$out/multicore.sh"
 
 rev=$(cd "$root" && git rev-parse --short HEAD 2>/dev/null || echo unknown)
 dirty=$(cd "$root" && git status --porcelain 2>/dev/null | head -1)
@@ -64,8 +64,7 @@ network needed. \`taskset\` (util-linux) is used for pinning when present.
 | grpcbench | the gRPC comparison, driver, servers and loader in one (bench/cmd/grpcbench) |
 | wsload | the WebSocket driver on its own (bench/cmd/wsload) |
 | pacedread | the paced reader (bench/cmd/pacedread) |
-| multicore.sh | 1 server core against 8: h1, h2c, h1tls, h2tls, with a scaling table and (python3) the 8-core peer ratios |
-| peerratio.py | Celeris against its peers, round by round, from results.json files |
+| multicore.sh | 1 server core against 8: h1, h2c, h1tls, h2tls, with a scaling table and the 8-core peer ratios (bench peers) |
 
 Run from this directory:
 

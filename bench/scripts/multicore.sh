@@ -30,7 +30,7 @@
 #                of one physical core (refused otherwise) [0]
 #
 # Writes OUT/base/rN/ and OUT/multi/rN/ (each a results.md, results.json and
-# charts), OUT/machine.txt and OUT/scaling.md (also printed).
+# charts), OUT/machine.txt, OUT/scaling.md and OUT/peers.md (also printed).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 BUNDLE=${BUNDLE:-$here}
@@ -133,10 +133,5 @@ done
 
 "$BUNDLE/bench" scaling -base "$OUT/base/r*/results.json" -multi "$OUT/multi/r*/results.json" | tee "$OUT/scaling.md"
 echo "wrote $OUT/scaling.md"
-if command -v python3 >/dev/null && [ -f "$BUNDLE/peerratio.py" ]; then
-  if python3 "$BUNDLE/peerratio.py" "$OUT/multi/r*/results.json" | tee "$OUT/peers.md"; then
-    echo "wrote $OUT/peers.md"
-  else
-    echo "(peerratio.py failed: no peers.md; the scaling table stands)"
-  fi
-fi
+"$BUNDLE/bench" peers -results "$OUT/multi/r*/results.json" | tee "$OUT/peers.md"
+echo "wrote $OUT/peers.md"

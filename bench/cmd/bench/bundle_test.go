@@ -103,12 +103,6 @@ func TestBundle(t *testing.T) {
 	}
 	menv := toolEnv(t, filepath.Join(tmp, "mpath"), "bash", "taskset", "true", "nproc", "grep", "sed",
 		"seq", "date", "tee", "mkdir", "dirname", "tr", "sort", "tail", "cat")
-	// python3 (for peers.md) by its real executable: a shim (pyenv) needs more
-	// than this PATH holds.
-	py, pyErr := exec.Command("python3", "-c", "import sys; print(sys.executable)").Output()
-	if pyErr == nil {
-		pyErr = os.Symlink(strings.TrimSpace(string(py)), filepath.Join(tmp, "mpath", "python3"))
-	}
 	mout := filepath.Join(run, "multicore")
 	m := exec.Command(filepath.Join(dir, "multicore.sh"))
 	m.Dir = run
@@ -127,11 +121,7 @@ func TestBundle(t *testing.T) {
 	if n := strings.Count(string(table), "| 1+1 |"); n < 3 || !strings.Contains(string(table), "HTTP/1.1 only") {
 		t.Errorf("scaling table (%d measured rows):\n%s", n, table)
 	}
-	// peerratio.py's table: celeris against fasthttp on h1, round by round.
-	if pyErr != nil {
-		t.Logf("no python3 (%v): peers.md not checked", pyErr)
-		return
-	}
+	// bench peers' table: celeris against fasthttp on h1, round by round.
 	peers, err := os.ReadFile(filepath.Join(mout, "peers.md"))
 	if err != nil {
 		t.Fatal(err)
@@ -234,7 +224,7 @@ func untar(t *testing.T, archive, dir string) {
 			t.Fatal(err)
 		}
 	}
-	for _, want := range append(slices.Clone(bundleBinaries), "multicore.sh", "peerratio.py", "README.md") {
+	for _, want := range append(slices.Clone(bundleBinaries), "multicore.sh", "README.md") {
 		if !slices.Contains(names, want) {
 			t.Errorf("the archive has no %s (it has %v)", want, names)
 		}

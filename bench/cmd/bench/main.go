@@ -8,7 +8,8 @@
 // With prebuilt servers (a bundle from bench/scripts/bundle.sh, no go
 // command needed): ./bench -bin-dir . [flags]. "bench scaling -base FILES
 // -multi FILES" prints the scaling table of single- against multi-core runs
-// (bench/scripts/multicore.sh).
+// (bench/scripts/multicore.sh); "bench peers -results FILES" Celeris against
+// its peers, round by round.
 //
 // Exit status: 0 when everything was measured, 1 when some server failed
 // (the reports still list it) or nothing could run, 2 for bad flags.
@@ -20,6 +21,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"runtime/pprof"
@@ -31,16 +33,19 @@ import (
 )
 
 func main() {
-	if len(os.Args) > 1 && os.Args[1] == "scaling" {
-		err := suite.Scaling(os.Args[2:], os.Stdout, os.Stderr)
-		switch {
-		case errors.Is(err, flag.ErrHelp):
-			os.Exit(0)
-		case err != nil:
-			fmt.Fprintf(os.Stderr, "bench scaling: %v\n", err)
-			os.Exit(2)
+	if len(os.Args) > 1 {
+		sub := map[string]func([]string, io.Writer, io.Writer) error{"scaling": suite.Scaling, "peers": suite.Peers}[os.Args[1]]
+		if sub != nil {
+			err := sub(os.Args[2:], os.Stdout, os.Stderr)
+			switch {
+			case errors.Is(err, flag.ErrHelp):
+				os.Exit(0)
+			case err != nil:
+				fmt.Fprintf(os.Stderr, "bench %s: %v\n", os.Args[1], err)
+				os.Exit(2)
+			}
+			return
 		}
-		return
 	}
 	cfg, err := cli.Parse(os.Args[1:], os.Stderr)
 	if errors.Is(err, cli.ErrHelp) {

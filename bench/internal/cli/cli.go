@@ -118,7 +118,7 @@ func Parse(args []string, stderr io.Writer) (*Config, error) {
 	fs.DurationVar(&c.ReadyTimeout, "ready-timeout", 15*time.Second, "how long a server may take to answer GET /bench")
 	fs.StringVar(&c.Progress, "progress", "auto", "live progress line: auto (on a terminal), on or off")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: go run ./cmd/bench [flags]   (from a bundle: ./bench -bin-dir . [flags]; ./bench scaling -h)\n\nframeworks: %s\nscenarios:  %s\nprotocols:  h1, h2c, h1tls, h2tls, ws\n\nflags:\n",
+		fmt.Fprintf(stderr, "usage: go run ./cmd/bench [flags]   (from a bundle: ./bench -bin-dir . [flags]; ./bench scaling -h; ./bench peers -h)\n\nframeworks: %s\nscenarios:  %s\nprotocols:  h1, h2c, h1tls, h2tls, ws\n\nflags:\n",
 			strings.Join(catalog.FrameworkNames(), ", "), strings.Join(catalog.ScenarioNames(), ", "))
 		fs.PrintDefaults()
 	}

@@ -58,15 +58,20 @@ type side struct {
 	files int
 	keys  []scaleKey // first-seen order
 	runs  map[scaleKey][]report.Run
-	notes map[scaleKey][]string // why a key has no run (skipped, failed)
+	at    map[scaleKey]map[measured]report.Run // each run by its file and round (bench peers)
+	notes map[scaleKey][]string                // why a key has no run (skipped, failed)
 }
 
 type scaleKey struct{ framework, scenario, protocol string }
 
+// measured names one round of one results file: two frameworks measured there
+// ran under the same conditions.
+type measured struct{ file, round int }
+
 // loadSide reads every results.json a comma-separated list of paths and
 // globs names; it is an error if one cannot be read or none is named.
 func loadSide(list string) (*side, error) {
-	sd := &side{runs: map[scaleKey][]report.Run{}, notes: map[scaleKey][]string{}}
+	sd := &side{runs: map[scaleKey][]report.Run{}, at: map[scaleKey]map[measured]report.Run{}, notes: map[scaleKey][]string{}}
 	for _, pat := range strings.Split(list, ",") {
 		if pat = strings.TrimSpace(pat); pat == "" {
 			continue
@@ -113,6 +118,12 @@ func (sd *side) add(path string) error {
 			sd.runs[k] = nil
 		}
 		sd.runs[k] = append(sd.runs[k], res.Runs...)
+		for _, run := range res.Runs {
+			if sd.at[k] == nil {
+				sd.at[k] = map[measured]report.Run{}
+			}
+			sd.at[k][measured{sd.files, run.Round}] = run
+		}
 		if len(res.Runs) == 0 {
 			for _, n := range res.Notes {
 				if !slices.Contains(sd.notes[k], n) {
@@ -141,6 +152,17 @@ func (sd *side) medians(k scaleKey) (rps, perCPU float64, n, warned int) {
 	return report.Median(r), report.Median(c), len(r), warned
 }
 
+// sortKeys orders keys by protocol, then scenario, keeping the frameworks'
+// order within each.
+func sortKeys(keys []scaleKey) {
+	slices.SortStableFunc(keys, func(a, b scaleKey) int {
+		if c := strings.Compare(a.protocol, b.protocol); c != 0 {
+			return c
+		}
+		return strings.Compare(a.scenario, b.scenario)
+	})
+}
+
 // writeScaling prints one row per (protocol, scenario, framework) found on
 // either side, the multi-core side's order first.
 func writeScaling(w io.Writer, base, multi *side) {
@@ -156,12 +178,7 @@ func writeScaling(w io.Writer, base, multi *side) {
 			keys = append(keys, k)
 		}
 	}
-	slices.SortStableFunc(keys, func(a, b scaleKey) int {
-		if c := strings.Compare(a.protocol, b.protocol); c != 0 {
-			return c
-		}
-		return strings.Compare(a.scenario, b.scenario)
-	})
+	sortKeys(keys)
 	for _, k := range keys {
 		br, bc, bN, bW := base.medians(k)
 		mr, mc, mN, mW := multi.medians(k)

@@ -109,3 +109,56 @@ func TestPrebuilt(t *testing.T) {
 		t.Error("a directory was taken for a binary")
 	}
 }
+
+// TestPeers: ratios are taken within a round; a round where the peer was not
+// measured gives none; medians and ranges over the rounds left.
+func TestPeers(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, runs map[string]float64) {
+		r := &report.Report{Meta: report.Meta{Settings: map[string]string{"server GOMAXPROCS": "8", "server CPUs": "0-7"}}}
+		for fw, rps := range runs {
+			r.Get(fw, "simple", "h1").AddRun(report.Run{Round: 1, RPS: rps, ReqPerServerCPUS: rps / 4,
+				ServerCPUS: 14, ElapsedS: 2, LoaderCPU: 0.5, P99Ms: 1, Errors: 1})
+		}
+		r.Get("fasthttp", "simple", "h2c").Status = report.StatusSkipped
+		b, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, name, "results.json")
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("r1", map[string]float64{"celeris": 900, "fasthttp": 1000, "nethttp": 600})
+	write("r2", map[string]float64{"celeris": 1200, "fasthttp": 1000, "nethttp": 600})
+	write("r3", map[string]float64{"celeris": 1100, "nethttp": 500}) // fasthttp failed in this round
+	var out, errb bytes.Buffer
+	if err := Peers([]string{"-results", filepath.Join(dir, "r*", "results.json"), "-mine", "celeris", "-peers", "fasthttp,nethttp,gin"}, &out, &errb); err != nil {
+		t.Fatal(err, errb.String())
+	}
+	got := out.String()
+	for _, want := range []string{
+		"Servers on 0-7 (GOMAXPROCS 8); 3 results files.",
+		"| h1 | simple | celeris | 1,100 (900–1,200) | 275 | 7.0 | 50 % | 1.00 ms | 3 |",
+		"| h1 | simple | fasthttp | 1,000 (1,000–1,000) | 250 | 7.0 | 50 % | 1.00 ms | 2 |",
+		"| h1 | simple | celeris ÷ fasthttp | 1.05 (0.90–1.20) | 1.05 (0.90–1.20) | 2 |",
+		"| h1 | simple | celeris ÷ nethttp | 2.00 (1.50–2.20) | 2.00 (1.50–2.20) | 3 |",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("peers lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "÷ gin") || strings.Contains(got, "h2c") {
+		t.Errorf("a row for a framework or protocol with no runs:\n%s", got)
+	}
+	if err := Peers([]string{}, &out, &errb); err == nil || !strings.Contains(err.Error(), "-results is required") {
+		t.Errorf("no -results: %v", err)
+	}
+	if err := Peers([]string{"-results", filepath.Join(dir, "none*.json")}, &out, &errb); err == nil || !strings.Contains(err.Error(), "names no file") {
+		t.Errorf("a glob with no file: %v", err)
+	}
+}
