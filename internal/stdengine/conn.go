@@ -431,7 +431,7 @@ func (c *conn) send(b []byte) []byte {
 			}
 			return b[:0]
 		}
-		b = b[n:]
+		return c.wr.pushFrom(b, n, false)
 	}
 	return c.wr.push(b, false)
 }

@@ -55,15 +55,22 @@ func (w *writer) init(c *conn) {
 // plaintext the writer encrypts as it writes it, through the tls.Conn.
 type item struct {
 	b     []byte
+	off   int // b[off:] is to be written: the owner wrote b[:off] itself
 	plain bool
 }
 
 // push queues b, which the writer owns from then on, and returns an empty buffer
 // for the owner's next batch (a written one when there is one). Owner only.
 func (w *writer) push(b []byte, plain bool) []byte {
-	w.pending.Add(int64(len(b)))
+	return w.pushFrom(b, 0, plain)
+}
+
+// pushFrom is push of b[off:] (the owner wrote b[:off]); the writer recycles b
+// whole, so that the buffer keeps its capacity.
+func (w *writer) pushFrom(b []byte, off int, plain bool) []byte {
+	w.pending.Add(int64(len(b) - off))
 	w.mu.Lock()
-	w.queue = append(w.queue, item{b, plain})
+	w.queue = append(w.queue, item{b, off, plain})
 	var next []byte
 	if n := len(w.free); n > 0 {
 		next = w.free[n-1]
@@ -113,7 +120,7 @@ func (w *writer) run(c *conn) {
 		w.queue, w.spare = w.spare[:0], nil
 		w.mu.Unlock()
 		for _, bt := range batch {
-			b := bt.b
+			b := bt.b[bt.off:]
 			// Plaintext goes through crypto/tls, whose records tlsIO passes
 			// straight to the socket (the owner collects only while the
 			// writer is idle).
@@ -148,7 +155,7 @@ func (w *writer) run(c *conn) {
 		w.mu.Lock()
 		for i, bt := range batch {
 			if cap(bt.b) <= maxFreeBuf && len(w.free) < 2 {
-				w.free = append(w.free, bt.b)
+				w.free = append(w.free, bt.b[:0])
 			}
 			batch[i] = item{}
 		}
