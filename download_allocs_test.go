@@ -12,14 +12,15 @@ import (
 	"github.com/celeris-dev/celeris/celeristest"
 )
 
-// TestStdEngineStreamedDownloadReusesBuffers: on the std engine, a 32 MiB
-// response streamed in 64 KiB writes to a client that reads as fast as it can
-// reuses the connection's output buffers: the whole exchange (server and Go's
-// client in this process) allocates a few KB, not a share of the body. (A batch
-// the socket took in part once went to the writer without the bytes written
-// before it, so buffers came back smaller and regrew: 0.7-4.1 MB per 32 MiB.)
+// TestStdEngineStreamedDownloadReusesBuffers: on the std engine, 64 MiB
+// responses streamed in 64 KiB writes to a client that reads as fast as it can
+// reuse the connection's output buffers: three of them (server and Go's client in
+// this process) allocate 0-2 MB, the occasional regrowth of a buffer the
+// protocol and the engine trade, not a share of the body. (A batch the socket
+// took in part once went to the writer without the bytes written before it, so
+// buffers came back smaller and regrew: 5-20 MB for the three.)
 func TestStdEngineStreamedDownloadReusesBuffers(t *testing.T) {
-	const size, chunk = 32 << 20, 64 << 10
+	const size, chunk = 64 << 20, 64 << 10
 	zeros := make([]byte, chunk)
 	_, addr := celeristest.Serve(t, celeris.Config{Engine: celeris.EngineStd}, func(s *celeris.Server) {
 		s.GET("/d", func(c *celeris.Context) error {
@@ -48,16 +49,22 @@ func TestStdEngineStreamedDownloadReusesBuffers(t *testing.T) {
 			t.Fatalf("read %d bytes, %v; want %d", n, err, size)
 		}
 	}
-	get() // buffers grown, connection kept
+	// The buffers the protocol and the engine trade grow during the first
+	// answers (to what a hand-off holds) and then keep their size.
+	for range 2 {
+		get()
+	}
 	// No runtime.GC here: it would empty sync.Pools (gnet keeps its
 	// outbound buffers in one) and count their refill.
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	get()
+	for range 3 {
+		get()
+	}
 	runtime.ReadMemStats(&after)
 	alloc := after.TotalAlloc - before.TotalAlloc
-	t.Logf("%d KB allocated for a %d MiB download", alloc>>10, size>>20)
-	if alloc > 256<<10 {
-		t.Errorf("%d KB allocated for a %d MiB download, want under 256 KB: output buffers are not reused", alloc>>10, size>>20)
+	t.Logf("%d KB allocated for 3 downloads of %d MiB", alloc>>10, size>>20)
+	if alloc > 3<<20 {
+		t.Errorf("%d KB allocated for 3 downloads of %d MiB, want under 3 MiB: output buffers are not reused", alloc>>10, size>>20)
 	}
 }
