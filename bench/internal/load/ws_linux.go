@@ -139,12 +139,15 @@ func dialWS(sa *unix.SockaddrInet4, handshake []byte, want int, timeout time.Dur
 	tv := unix.NsecToTimeval(timeout.Nanoseconds())
 	unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_SNDTIMEO, &tv) // bounds connect too
 	unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv)
-	if err := unix.Connect(fd, sa); err != nil {
+	if err := connectFD(fd, sa, timeout); err != nil {
 		return nil, fmt.Errorf("connect: %w", err)
 	}
 	unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
 	for b := handshake; len(b) > 0; {
 		n, err := unix.Write(fd, b)
+		if err == unix.EINTR {
+			continue
+		}
 		if err != nil {
 			return nil, fmt.Errorf("handshake write: %w", err)
 		}
@@ -156,6 +159,9 @@ func dialWS(sa *unix.SockaddrInet4, handshake []byte, want int, timeout time.Dur
 			buf = append(buf, 0)[:len(buf)]
 		}
 		n, err := unix.Read(fd, buf[len(buf):cap(buf)])
+		if err == unix.EINTR {
+			continue
+		}
 		if err != nil {
 			return nil, fmt.Errorf("handshake read: %w", err)
 		}
@@ -179,6 +185,44 @@ func dialWS(sa *unix.SockaddrInet4, handshake []byte, want int, timeout time.Dur
 	}
 	ok = true
 	return &wsConn{fd: fd, parser: wsclient.Parser{Want: want}}, nil
+}
+
+// connectFD connects the blocking socket fd to sa within timeout. connect(2)
+// is never restarted after a signal (the Go runtime's preemption signal
+// lands on this thread at any time): it returns EINTR and the connection
+// goes on in the background, so connectFD then waits for the socket to turn
+// writable and reads the outcome from SO_ERROR.
+func connectFD(fd int, sa unix.Sockaddr, timeout time.Duration) error {
+	err := unix.Connect(fd, sa)
+	if err != unix.EINTR && err != unix.EINPROGRESS {
+		return err
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		ms := int(time.Until(deadline) / time.Millisecond)
+		if ms <= 0 {
+			return unix.ETIMEDOUT
+		}
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLOUT}}
+		n, err := unix.Poll(fds, ms)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			continue // the deadline check above ends it
+		}
+		soErr, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_ERROR)
+		if err != nil {
+			return err
+		}
+		if soErr != 0 {
+			return unix.Errno(soErr)
+		}
+		return nil
+	}
 }
 
 // closeRST closes fd with SO_LINGER 0: a reset, no TIME_WAIT.
