@@ -119,6 +119,27 @@ func routes(s *celeris.Server) {
 	})
 }
 
+// heldGate holds the middleware of /held after its handler answered, until
+// a test lets it return.
+var heldGate = make(chan struct{}, 1)
+
+func heldRoutes(s *celeris.Server) {
+	g := s.Group("/held", func(next celeris.HandlerFunc) celeris.HandlerFunc {
+		return func(c *celeris.Context) error {
+			err := next(c)
+			<-heldGate
+			return err
+		}
+	})
+	g.GET("/:size", func(c *celeris.Context) error {
+		n, err := c.ParamInt("size")
+		if err != nil {
+			return err
+		}
+		return c.Blob(200, "application/octet-stream", bytes.Repeat([]byte("h"), n))
+	})
+}
+
 func start(t *testing.T, cfg celerish3.Config) *started {
 	t.Helper()
 	cert, err := selfcert.New("localhost", "127.0.0.1")
@@ -132,6 +153,7 @@ func start(t *testing.T, cfg celerish3.Config) *started {
 		Engine:    celeris.EngineStd,
 	})
 	routes(s)
+	heldRoutes(s)
 	h3 := celerish3.Enable(s, cfg)
 	celeristest.Start(t, s)
 	addr, err := h3.WaitReady()
@@ -348,6 +370,47 @@ func TestQuicGoClient(t *testing.T) {
 
 // TestAltSvc: HTTP/1.1 and HTTP/2 responses over TLS advertise HTTP/3 on the
 // UDP port; plaintext ones do not.
+// TestAnswerLeavesAfterTheChainReturns: a complete answer reaches the client
+// once the handler's middleware returned, as on HTTP/1.1 and HTTP/2 (and as
+// net/http flushes when the handler returns): a small one waits whole, a large
+// one for its last bytes.
+func TestAnswerLeavesAfterTheChainReturns(t *testing.T) {
+	st := start(t, celerish3.Config{})
+	for _, size := range []int{0, 5, 16 << 10, 300 << 10} {
+		t.Run(fmt.Sprint(size), func(t *testing.T) {
+			type result struct {
+				n   int
+				err error
+			}
+			got := make(chan result, 1)
+			go func() {
+				resp, err := st.client.Get(fmt.Sprintf("%s/held/%d", st.h3URL, size))
+				if err != nil {
+					got <- result{err: err}
+					return
+				}
+				b, err := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				got <- result{len(b), err}
+			}()
+			select {
+			case r := <-got:
+				t.Fatalf("the client had the answer (%d bytes, %v) while the middleware still ran", r.n, r.err)
+			case <-time.After(200 * time.Millisecond):
+			}
+			heldGate <- struct{}{}
+			select {
+			case r := <-got:
+				if r.err != nil || r.n != size {
+					t.Fatalf("read %d bytes, %v; want %d", r.n, r.err, size)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("no answer after the middleware returned")
+			}
+		})
+	}
+}
+
 func TestAltSvc(t *testing.T) {
 	st := start(t, celerish3.Config{AltSvcMaxAge: time.Hour})
 	_, port, _ := strings.Cut(strings.TrimPrefix(st.h3URL, "https://"), ":")

@@ -36,6 +36,7 @@ type responseWriter struct {
 	streaming bool  // WriteHeader or WriteHeaderLength started it
 	noBody    bool  // the status or method has no content
 	ended     bool  // the send side is closed or reset
+	held      bool  // WriteResponse's end waits in out for finish
 	length    int64 // WriteHeaderLength's, -1 otherwise
 	written   int64 // body bytes written
 	err       error // the first write error; later writes return it
@@ -77,7 +78,14 @@ func bodyless(status int) bool {
 }
 
 // WriteResponse sends a complete response: one HEADERS frame with
-// content-length, one DATA frame, the end of the stream.
+// content-length, one DATA frame, the end of the stream. Its end leaves when the
+// handler returned (finish), as net/http flushes its buffer then and as the core
+// module's HTTP/1.1 and HTTP/2 do: what middleware does after the handler
+// (saving a session, committing a transaction, logging) is done before the
+// client can take the answer as complete. A body up to copyLimit waits whole,
+// with its header section; of a larger one only the last heldTail bytes wait
+// (the client cannot finish a response short of its content-length), the rest
+// leaving at once from the caller's slice.
 func (w *responseWriter) WriteResponse(status int, header []httpmsg.Field, body []byte) error {
 	if w.started || w.ended {
 		return ErrAnswered
@@ -95,16 +103,25 @@ func (w *responseWriter) WriteResponse(status int, header []httpmsg.Field, body 
 		w.out = appendFrameHeader(w.out, frameData, uint64(len(body)))
 		if len(body) <= copyLimit {
 			w.out = append(w.out, body...)
-			body = nil
+		} else {
+			cut := len(body) - heldTail
+			err := w.send(w.out)
+			if err == nil {
+				err = w.send(body[:cut])
+			}
+			if err != nil {
+				w.close()
+				return err
+			}
+			w.out = append(w.out[:0], body[cut:]...)
 		}
 	}
-	err := w.send(w.out)
-	if err == nil && len(body) > 0 {
-		err = w.send(body)
-	}
-	w.close()
-	return err
+	w.held = true
+	return nil
 }
+
+// heldTail is how much of a large complete body waits for the handler's return.
+const heldTail = 1 << 10
 
 // WriteInformational sends an interim (1xx) response (RFC 9114 §4.1: any
 // number of interim responses may precede the final one).
@@ -246,14 +263,20 @@ func (w *responseWriter) cancel(code ErrCode) {
 	w.s.str.CancelWrite(quic.StreamErrorCode(code))
 }
 
-// finish runs after the handler: a response never started gets 500, an open
-// streamed one is ended (the framework ends its streams itself; this covers a
-// handler that panicked past it).
+// finish runs after the handler: a complete response sends what it held and
+// ends the stream, a response never started gets 500, an open streamed one is
+// reset (the framework ends its streams itself; this covers a handler that
+// panicked past it).
 func (w *responseWriter) finish() {
+	if !w.started && !w.ended {
+		_ = w.WriteResponse(500, nil, nil)
+	}
 	switch {
 	case w.ended:
-	case !w.started:
-		_ = w.WriteResponse(500, nil, nil)
+	case w.held:
+		w.held = false
+		_ = w.send(w.out)
+		w.close()
 	default:
 		w.cancel(ErrCodeInternal)
 	}

@@ -316,9 +316,8 @@ func TestShutdown(t *testing.T) {
 	if r := hs.response(1); string(r.body) != "late" {
 		t.Fatal(r)
 	}
-	// The response can reach the client before the worker's return does (a second
-	// wake-up): let the loop take that one, then the connection must be closed with
-	// nothing more written.
+	// Nothing more may come: wait a while for a frame that must not be written,
+	// then the connection must be closed.
 	if f, ok := hs.next(2 * time.Second); ok {
 		t.Fatalf("frame after the last response: %+v", f)
 	}

@@ -61,6 +61,9 @@ func (c *Conn) pumpLocked(s *stream) {
 		c.writeInterims(s)
 	}
 	if sh.hdrReady {
+		if sh.whole && !sh.done {
+			return // WriteResponse: framed once Serve returned (writer.go)
+		}
 		sh.hdrReady = false
 		s.noBody = s.isHead || bodyless(sh.status)
 		if s.noBody {

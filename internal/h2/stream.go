@@ -73,6 +73,7 @@ type shared struct {
 	blocked  bool          // a writer waits for data to drain
 	interim  []interimHead // 1xx responses waiting for the loop (informational.go)
 	sized    bool          // a streamed response of known length (sized.go)
+	whole    bool          // a complete response (WriteResponse): framed once Serve returned
 	owed     int64         // body bytes a sized response still owes
 
 	// Request body, loop -> handler.
@@ -161,7 +162,7 @@ func (c *Conn) maybeRecycle(s *stream) {
 		sh.trailer = sh.trailer.reset()
 	}
 	sh.hasTrl, sh.done, sh.inReady, sh.dead, sh.blocked = false, false, false, false, false
-	sh.sized, sh.owed = false, 0
+	sh.sized, sh.owed, sh.whole = false, 0, false
 	sh.in, sh.inRd, sh.inEOF, sh.inErr = in, 0, false, nil
 	sh.readWait, sh.consumed, sh.inClosed = false, 0, false
 	sh.interim = nil // rare: not worth keeping

@@ -18,8 +18,12 @@ import (
 // longer be called.)
 
 // WriteResponse sends a complete response. It implements httpmsg.ResponseWriter.
-// On a worker the body is copied whole (it is already in memory); only streamed
-// Writes are subject to backpressure.
+// On a worker the body is copied whole (it is already in memory; only streamed
+// Writes are subject to backpressure) and the response is framed when Serve
+// returned, as an inline one is, as HTTP/1.1 hands a batch over and as net/http
+// flushes its buffer: what the handler's middleware does after it (saving a
+// session, committing a transaction, logging) is done before the client sees
+// the answer end.
 func (s *stream) WriteResponse(status int, header []httpmsg.Field, body []byte) error {
 	c := s.c
 	if s.inline {
@@ -45,14 +49,11 @@ func (s *stream) WriteResponse(status int, header []httpmsg.Field, body []byte) 
 	}
 	s.sh.length = int64(len(body))
 	s.sh.ended = true
+	s.sh.whole = true // Run's return notifies the loop
 	if !s.isHead && !bodyless(status) {
 		s.sh.data = append(s.sh.data, body...)
 	}
-	wake := c.notifyLocked(s)
 	c.mu.Unlock()
-	if wake {
-		c.nc.Wake()
-	}
 	return nil
 }
 

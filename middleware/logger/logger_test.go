@@ -46,8 +46,8 @@ func (r *recorder) take() []map[string]any {
 }
 
 // wait takes the records once there are at least n, or after 5 s: a record is
-// written when the handler chain returns, which on HTTP/2 can be after the
-// client has the response.
+// written when the handler chain returns, which for a streamed answer can be
+// after the client has it.
 func (r *recorder) wait(n int) []map[string]any {
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
 		r.mu.Lock()
