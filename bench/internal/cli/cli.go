@@ -122,14 +122,11 @@ func Parse(args []string, stderr io.Writer) (*Config, error) {
 			strings.Join(catalog.FrameworkNames(), ", "), strings.Join(catalog.ScenarioNames(), ", "))
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := ParseFlags(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, ErrHelp
 		}
 		return nil, err
-	}
-	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("unexpected argument %q (flags only)", fs.Arg(0))
 	}
 	if err := c.resolve(*frameworks, *scenarios, *protocols, *exclude); err != nil {
 		return nil, err
@@ -143,6 +140,18 @@ func Parse(args []string, stderr io.Writer) (*Config, error) {
 }
 
 // counts parses a comma-separated list of positive integers.
+// ParseFlags parses args into fs; the bench commands take flags only, so an
+// argument left over is an error.
+func ParseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q (flags only)", fs.Arg(0))
+	}
+	return nil
+}
+
 func counts(flagName, list string) ([]int, error) {
 	var out []int
 	for _, f := range strings.Split(list, ",") {

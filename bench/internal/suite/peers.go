@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/celeris-dev/celeris/bench/internal/cli"
 	"github.com/celeris-dev/celeris/bench/internal/report"
 )
 
@@ -29,11 +30,8 @@ func Peers(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stderr, "usage: bench peers -results 'eight/r*/results.json' [-mine celeris] [-peers fasthttp,nethttp]")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := cli.ParseFlags(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected argument %q (flags only)", fs.Arg(0))
 	}
 	if *results == "" {
 		return errors.New("-results is required")

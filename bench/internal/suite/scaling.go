@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/celeris-dev/celeris/bench/internal/cli"
 	"github.com/celeris-dev/celeris/bench/internal/report"
 )
 
@@ -30,11 +31,8 @@ func Scaling(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stderr, "usage: bench scaling -base 'one/r*/results.json' -multi 'eight/r*/results.json'")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := cli.ParseFlags(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected argument %q (flags only)", fs.Arg(0))
 	}
 	if *base == "" || *multi == "" {
 		return errors.New("-base and -multi are both required")
