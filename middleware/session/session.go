@@ -17,12 +17,16 @@
 //     client cannot choose (fixate) an ID for someone else.
 //
 // A handler gets its session with Get, reads and changes values, and the
-// middleware saves a changed session when the handler returns. When the session
-// needs a Set-Cookie field (always with the cookie store; with a Store, for a new,
-// regenerated or destroyed session), that field must go out in the answer's
-// header: a handler that writes its answer must call Save before writing, or the
-// change is lost and the middleware logs ErrNotSaved. A Store session the
-// client's cookie already names is saved after the answer too.
+// middleware saves a changed session when the handler returns, before the answer
+// leaves: a complete answer (String, JSON, Blob, an error's answer...) is held in
+// the Context meanwhile (c.CaptureResponse, a copy of its body), so that the
+// session's Set-Cookie field joins it, and when the save fails the client gets
+// 503 Service Unavailable instead (ErrStore: a Store failure; a session that
+// does not encode or fit a cookie is a 500), never a 200 for a change that was
+// lost. A streamed answer (Stream, SSE, a file) leaves as it is written: a
+// handler that streams must call Save before, or a change that needs a
+// Set-Cookie field is lost and the middleware logs ErrNotSaved (a Store session
+// the client's cookie already names is saved after the answer too).
 //
 // Session fixation (OWASP): call Regenerate when the privilege level changes,
 // at login above all. It gives the session a new ID, keeping its values, and the
@@ -76,7 +80,8 @@ type Config struct {
 	// answers: c.Scheme() == "https"]. The cookie is always HttpOnly.
 	Secure bool
 	// Logger receives one Error record per request whose changed session could
-	// not be saved because the handler wrote its answer first [slog.Default()].
+	// not be saved because the handler streamed its answer first
+	// [slog.Default()].
 	Logger *slog.Logger
 	// Skip lets a request through without a session when it returns true
 	// [none].
@@ -90,15 +95,20 @@ const ContextKey = "session"
 
 // Errors callers may branch on.
 var (
-	// ErrNotSaved: the handler changed the session and wrote its answer without
-	// calling Save, so the change was lost (logged by the middleware).
+	// ErrNotSaved: the handler changed the session and streamed its answer
+	// without calling Save first, so the change was lost (logged by the
+	// middleware).
 	ErrNotSaved = errors.New("session: changed after the answer was written; call Save before writing")
-	// ErrWritten: Save was called after the answer's header was written.
+	// ErrWritten: Save was called after a streamed answer's header left.
 	ErrWritten = errors.New("session: Save after the answer was written")
 	// ErrTooLarge: the cookie store's encoded session exceeds 4096 bytes.
 	ErrTooLarge = errors.New("session: the session does not fit in a cookie (4096 bytes)")
 	// ErrNoMiddleware: Get on a request the middleware did not see.
 	ErrNoMiddleware = errors.New("session: the session middleware is not installed on this route")
+	// ErrStore wraps every failure of the Store (Load, Save, Delete): the
+	// middleware answers 503 Service Unavailable for it, as for any dependency
+	// that is down, and Get's error is a *celeris.HTTPError 503 wrapping it.
+	ErrStore = errors.New("session: store failed")
 )
 
 // maxCookie bounds a cookie's name and value together (RFC 6265 §6.1 asks user
@@ -153,28 +163,69 @@ func New(cfg Config) celeris.MiddlewareFunc {
 			}
 			s := &Session{m: m, c: c}
 			c.Set(ContextKey, s)
-			err := next(c)
-			if !s.dirty {
-				return err
-			}
-			serr := s.Save()
-			if c.Written() {
-				// The error handler drops errors returned after the answer, so a
-				// lost change is logged here, once.
-				if errors.Is(serr, ErrWritten) {
-					serr = ErrNotSaved
-				}
-				if serr != nil {
-					m.cfg.Logger.Error("session: not saved", "method", c.Method(), "path", c.Path(), "error", serr)
-				}
-				return err
-			}
-			if serr != nil && err == nil {
-				return serr
-			}
-			return err
+			// A complete answer (String, JSON, Blob...) is held in the Context
+			// until the session is saved, so that the Set-Cookie field joins
+			// it and a failed save answers 503 instead of it.
+			s.holding = true
+			status, body, held, err := c.CaptureResponse(next)
+			s.holding = false
+			return m.finish(c, s, status, body, held, err)
 		}
 	}
+}
+
+// finish saves a changed session and sends the answer the handler wrote (held:
+// captured with status and body), or answers 503 when the save fails.
+func (m *manager) finish(c *celeris.Context, s *Session, status int, body []byte, held bool, err error) error {
+	var serr error
+	if s.dirty {
+		serr = s.Save()
+	}
+	if held {
+		if serr != nil {
+			// The handler's answer is dropped: its client would believe a
+			// change that was lost.
+			for _, h := range handlerFields {
+				c.DelHeader(h)
+			}
+			return storeFailure(serr)
+		}
+		if werr := c.Blob(status, "", body); werr != nil {
+			return werr
+		}
+		return err
+	}
+	if c.Written() {
+		// A streamed answer left before the session could be saved. The
+		// error handler drops errors returned after the answer, so a lost
+		// change is logged here, once.
+		if errors.Is(serr, ErrWritten) {
+			serr = ErrNotSaved
+		}
+		if serr != nil {
+			m.cfg.Logger.Error("session: not saved", "method", c.Method(), "path", c.Path(), "error", serr)
+		}
+		return err
+	}
+	if serr != nil && err == nil {
+		return storeFailure(serr)
+	}
+	return err
+}
+
+// handlerFields are the handler's response fields that describe the answer it
+// wrote, dropped when a failed save replaces that answer with 503.
+var handlerFields = []string{"Content-Type", "Content-Length", "Content-Disposition", "Content-Encoding",
+	"ETag", "Last-Modified", "Location"}
+
+// storeFailure is the error of a failed save: a 503 when the Store failed (a
+// dependency is down: the client may retry), else err itself (a 500: the
+// session does not encode or fit in a cookie, a programmer's error).
+func storeFailure(err error) error {
+	if errors.Is(err, ErrStore) {
+		return &celeris.HTTPError{Code: http.StatusServiceUnavailable, Err: err}
+	}
+	return err
 }
 
 // Session is one client's session. It belongs to its request: use it only in
@@ -189,6 +240,7 @@ type Session struct {
 	isNew     bool
 	dirty     bool
 	destroyed bool
+	holding   bool // the middleware holds a complete answer until it saves
 }
 
 // Get returns the request's session, loading it on first use: from the cookie
@@ -220,7 +272,7 @@ func (s *Session) load() error {
 		} else if validID(raw) {
 			data, err = m.cfg.Store.Load(s.c.Context(), raw)
 			if err != nil && !errors.Is(err, ErrNotFound) {
-				return fmt.Errorf("session: load: %w", err)
+				return &celeris.HTTPError{Code: http.StatusServiceUnavailable, Err: fmt.Errorf("%w: load: %w", ErrStore, err)}
 			}
 		} else {
 			err = errOpen
@@ -311,14 +363,22 @@ func (s *Session) Destroy() {
 
 // Save writes the session: the sealed cookie, or the Store's data and the ID
 // cookie. The middleware calls it when the handler returns with the session
-// changed. A Set-Cookie field must go out with the answer's header, so Save must
-// run before the answer is written (else ErrWritten) — except with a Store for a
-// session the client's cookie already names (not new, not regenerated, not
-// destroyed), whose data is saved whenever. Each Save that sets the cookie adds a
-// Set-Cookie field; the client keeps the last one (RFC 6265 §5.3).
+// changed, before the handler's answer leaves; a handler calls it to see a
+// failure itself. Called by the handler after its answer was written, it leaves
+// the save to the middleware and returns nil. A Set-Cookie field must go out
+// with the answer's header: after a streamed answer's header left, Save returns
+// ErrWritten, except with a Store for a session the client's cookie already
+// names (not new, not regenerated, not destroyed), whose data is saved whenever.
+// Each Save that sets the cookie adds a Set-Cookie field; the client keeps the
+// last one (RFC 6265 §5.3). A Store failure wraps ErrStore.
 func (s *Session) Save() error {
 	m := s.m
 	ctx := s.c.Context()
+	if s.c.Written() && s.holding {
+		// The answer is held (or streamed, and then the middleware logs the
+		// loss): the middleware saves before it leaves.
+		return nil
+	}
 	if s.c.Written() {
 		// With a Store, a session whose cookie already names its ID needs no
 		// Set-Cookie: its data can still be saved.
@@ -330,14 +390,14 @@ func (s *Session) Save() error {
 			return err
 		}
 		if err := m.cfg.Store.Save(ctx, s.id, data, m.cfg.MaxAge); err != nil {
-			return fmt.Errorf("session: save: %w", err)
+			return fmt.Errorf("%w: save: %w", ErrStore, err)
 		}
 		s.dirty = false
 		return nil
 	}
 	if s.oldID != "" && m.cfg.Store != nil {
 		if err := m.cfg.Store.Delete(ctx, s.oldID); err != nil {
-			return fmt.Errorf("session: delete: %w", err)
+			return fmt.Errorf("%w: delete: %w", ErrStore, err)
 		}
 	}
 	s.oldID = ""
@@ -359,7 +419,7 @@ func (s *Session) Save() error {
 		}
 	} else {
 		if err := m.cfg.Store.Save(ctx, s.id, data, m.cfg.MaxAge); err != nil {
-			return fmt.Errorf("session: save: %w", err)
+			return fmt.Errorf("%w: save: %w", ErrStore, err)
 		}
 		ck.Value = s.id
 	}
