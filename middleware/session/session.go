@@ -34,6 +34,15 @@
 // or saw before the login is worth nothing after it. Destroy ends a session
 // (logout).
 //
+// Expiry: a session lives MaxAge after its last change; with Rolling, after its
+// last use, so that an active user stays signed in; SetMaxAge gives one session
+// a lifetime of its own ("remember me"); IdleTimeout ends a session unused for
+// that long whatever its lifetime. Flash messages (AddFlash, Flashes) last until
+// the next page reads them. SetUser records the session's user: with a Store
+// that indexes users (UserStore: MemoryStore, the Redis store), DeleteUser ends
+// every session of a user ("sign out everywhere"), and Authenticator makes the
+// user an auth.Principal for auth.Any.
+//
 // Values are encoded with encoding/gob: types other than the basic ones must be
 // registered with gob.Register.
 package session
@@ -66,10 +75,23 @@ type Config struct {
 	Keys [][]byte
 	// CookieName is the cookie's name ["session"].
 	CookieName string
-	// MaxAge is how long a session lives after it was last saved: the cookie's
-	// Max-Age, the store's expiry and, in the cookie store, the sealed expiry
-	// [24 hours].
+	// MaxAge is how long a session lives after it was last changed (with
+	// Rolling, used): the cookie's Max-Age, the store's expiry and, in the
+	// cookie store, the sealed expiry [24 hours]. Session.SetMaxAge gives one
+	// session a lifetime of its own ("remember me").
 	MaxAge time.Duration
+	// Rolling extends a session's expiry, by its lifetime, on each request that
+	// loads it (Get), so that an active user stays signed in: the session is
+	// saved again (a Store write and a Set-Cookie field) at most once per
+	// sixtieth of its lifetime, and never more than once a second [false: a
+	// session lives MaxAge after its last change].
+	Rolling bool
+	// IdleTimeout ends a session that no request loaded for this long, however
+	// long its lifetime (OWASP's idle timeout) [none]. The time of use is
+	// recorded in the session, saved at most once per sixtieth of IdleTimeout
+	// (once a second at least), so a session ends up to that much earlier than
+	// IdleTimeout after its last use.
+	IdleTimeout time.Duration
 	// Path is the cookie's Path ["/"].
 	Path string
 	// Domain is the cookie's Domain [none: the request's host only].
@@ -122,9 +144,14 @@ type manager struct {
 
 // record is what a session encodes to.
 type record struct {
-	ID      string
-	Expires int64 // Unix seconds; checked by the cookie store
-	Values  map[string]any
+	ID       string
+	Expires  int64 // Unix seconds
+	Values   map[string]any
+	Touched  int64  // Unix seconds of the last recorded use (IdleTimeout, Rolling)
+	Lifetime int64  // seconds; 0: Config.MaxAge
+	User     string // SetUser
+	Scopes   []string
+	Flashes  []Flash
 }
 
 // New returns the middleware. It panics when neither Store nor Keys is set or a
@@ -178,7 +205,7 @@ func New(cfg Config) celeris.MiddlewareFunc {
 // captured with status and body), or answers 503 when the save fails.
 func (m *manager) finish(c *celeris.Context, s *Session, status int, body []byte, held bool, err error) error {
 	var serr error
-	if s.dirty {
+	if s.dirty || s.touch {
 		serr = s.Save()
 	}
 	if held {
@@ -241,6 +268,13 @@ type Session struct {
 	dirty     bool
 	destroyed bool
 	holding   bool // the middleware holds a complete answer until it saves
+	touch     bool // to save for its times only (Rolling, IdleTimeout)
+	expires   time.Time
+	touched   time.Time
+	lifetime  time.Duration // SetMaxAge; 0: Config.MaxAge
+	user      string
+	scopes    []string
+	flashes   []Flash
 }
 
 // Get returns the request's session, loading it on first use: from the cookie
@@ -279,8 +313,8 @@ func (s *Session) load() error {
 		}
 		if err == nil {
 			var r record
-			if gob.NewDecoder(bytes.NewReader(data)).Decode(&r) == nil &&
-				(m.sealer == nil || r.Expires > m.cfg.now().Unix()) {
+			now := m.cfg.now()
+			if gob.NewDecoder(bytes.NewReader(data)).Decode(&r) == nil && m.live(&r, now) {
 				if m.sealer == nil {
 					r.ID = strings.Clone(raw) // raw is the request's, valid until the handler returns
 				}
@@ -288,6 +322,7 @@ func (s *Session) load() error {
 				if s.values == nil {
 					s.values = map[string]any{}
 				}
+				s.adopt(&r, now)
 				if rotated && !s.c.Written() {
 					// Sealed again with the first key now, while the answer's
 					// header is open; a later Save of this request adds a newer
@@ -355,6 +390,7 @@ func (s *Session) Destroy() {
 		s.oldID = s.id
 	}
 	clear(s.values)
+	s.user, s.scopes, s.flashes, s.lifetime = "", nil, nil, 0
 	s.id = newID()
 	s.isNew = true
 	s.destroyed = true
@@ -385,14 +421,17 @@ func (s *Session) Save() error {
 		if m.cfg.Store == nil || s.isNew || s.oldID != "" || s.destroyed {
 			return ErrWritten
 		}
-		data, err := s.encode()
+		data, ttl, err := s.encode()
 		if err != nil {
 			return err
 		}
-		if err := m.cfg.Store.Save(ctx, s.id, data, m.cfg.MaxAge); err != nil {
-			return fmt.Errorf("%w: save: %w", ErrStore, err)
+		if err := s.store(ctx, data, ttl); err != nil {
+			if errors.Is(err, ErrNotFound) {
+				return nil // ended elsewhere meanwhile (DeleteUser)
+			}
+			return err
 		}
-		s.dirty = false
+		s.dirty, s.touch = false, false
 		return nil
 	}
 	if s.oldID != "" && m.cfg.Store != nil {
@@ -408,7 +447,7 @@ func (s *Session) Save() error {
 		s.dirty = false
 		return s.c.SetCookie(ck)
 	}
-	data, err := s.encode()
+	data, ttl, err := s.encode()
 	if err != nil {
 		return err
 	}
@@ -418,24 +457,44 @@ func (s *Session) Save() error {
 			return ErrTooLarge
 		}
 	} else {
-		if err := m.cfg.Store.Save(ctx, s.id, data, m.cfg.MaxAge); err != nil {
-			return fmt.Errorf("%w: save: %w", ErrStore, err)
+		if err := s.store(ctx, data, ttl); err != nil {
+			if !errors.Is(err, ErrNotFound) {
+				return err
+			}
+			// Ended elsewhere meanwhile (DeleteUser): the change is dropped
+			// rather than bringing the session back, and the client forgets it.
+			s.dirty, s.touch = false, false
+			ck.MaxAge = -1
+			return s.c.SetCookie(ck)
 		}
 		ck.Value = s.id
 	}
-	ck.MaxAge = int(m.cfg.MaxAge / time.Second)
-	s.dirty, s.destroyed = false, false
+	ck.MaxAge = max(1, int((s.expires.Sub(m.cfg.now())+time.Second-1)/time.Second))
+	s.dirty, s.touch, s.destroyed = false, false, false
 	return s.c.SetCookie(ck)
 }
 
-// encode returns the session's record, expiring MaxAge from now.
-func (s *Session) encode() ([]byte, error) {
-	var buf bytes.Buffer
-	expires := s.m.cfg.now().Add(s.m.cfg.MaxAge)
-	if err := gob.NewEncoder(&buf).Encode(record{ID: s.id, Expires: expires.Unix(), Values: s.values}); err != nil {
-		return nil, fmt.Errorf("session: encode: %w (register custom types with gob.Register)", err)
+// encode returns the session's record and the time the Store keeps it: a
+// change (or Rolling) moves the expiry to its lifetime from now, a save for the
+// time of use alone keeps it.
+func (s *Session) encode() ([]byte, time.Duration, error) {
+	m := s.m
+	now := m.cfg.now()
+	if s.dirty || m.cfg.Rolling || s.expires.IsZero() {
+		s.expires = now.Add(s.life())
 	}
-	return buf.Bytes(), nil
+	s.touched = now
+	r := record{ID: s.id, Expires: s.expires.Unix(), Values: s.values, Touched: now.Unix(),
+		Lifetime: int64(s.lifetime / time.Second), User: s.user, Scopes: s.scopes, Flashes: s.flashes}
+	var buf bytes.Buffer
+	if err := gob.NewEncoder(&buf).Encode(r); err != nil {
+		return nil, 0, fmt.Errorf("session: encode: %w (register custom types with gob.Register)", err)
+	}
+	ttl := s.expires.Sub(now)
+	if m.cfg.IdleTimeout > 0 {
+		ttl = min(ttl, m.cfg.IdleTimeout)
+	}
+	return buf.Bytes(), max(ttl, time.Second), nil
 }
 
 const idBytes = 32
