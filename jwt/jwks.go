@@ -222,10 +222,11 @@ var errUnknownKid = errors.New("jwt: no key with the token's kid")
 // or, for a token without kid, the only key without kid. A fetch it waits for
 // (an unknown kid) ends with the Client's timeout; New waits only as long as
 // the request's context.
-func (ks *KeySet) Keyfunc(t *gjwt.Token) (any, error) { return ks.key(context.Background(), t) }
+func (ks *KeySet) Keyfunc(t *gjwt.Token) (any, error) { return ks.key(context.Background, t) }
 
-// key is Keyfunc, waiting for a fetch no longer than ctx.
-func (ks *KeySet) key(ctx context.Context, t *gjwt.Token) (any, error) {
+// key is Keyfunc, waiting for a fetch no longer than the context ctx returns
+// (called only then).
+func (ks *KeySet) key(ctx func() context.Context, t *gjwt.Token) (any, error) {
 	kid, _ := t.Header["kid"].(string)
 	alg, _ := t.Header["alg"].(string)
 	now := ks.cfg.now()
@@ -246,8 +247,8 @@ func (ks *KeySet) key(ctx context.Context, t *gjwt.Token) (any, error) {
 			if done := ks.startFetch(now, true); done != nil {
 				select {
 				case <-done:
-				case <-ctx.Done():
-					return nil, fmt.Errorf("%w: %w", ErrKeySetUnavailable, ctx.Err())
+				case <-ctx().Done():
+					return nil, fmt.Errorf("%w: %w", ErrKeySetUnavailable, ctx().Err())
 				}
 				ks.mu.RLock()
 				k, ok = ks.lookup(kid)

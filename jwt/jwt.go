@@ -37,7 +37,6 @@
 package jwt
 
 import (
-	"context"
 	"crypto/ecdsa"
 	"crypto/ed25519"
 	"crypto/rsa"
@@ -185,28 +184,36 @@ func newVerifier(cfg Config) *verifier {
 }
 
 // keyfunc returns the key for a token: Keyfunc's; with a KeySet, the key its
-// kid names (a fetch waits at most until ctx ends), and Key for a token without
-// kid or one the set does not hold; else Key.
-func (v *verifier) keyfunc(ctx context.Context) gjwt.Keyfunc {
-	if v.cfg.Keyfunc != nil {
+// kid names (a fetch is waited for at most until the request's context ends),
+// and Key for a token without kid or one the set does not hold; else Key.
+func (v *verifier) keyfunc(c *celeris.Context) gjwt.Keyfunc {
+	switch {
+	case v.cfg.Keyfunc != nil:
 		return v.cfg.Keyfunc
+	case v.cfg.KeySet == nil:
+		return v.staticKey
 	}
 	return func(t *gjwt.Token) (any, error) {
-		if v.cfg.KeySet != nil {
-			kid, _ := t.Header["kid"].(string)
-			if v.cfg.Key == nil || kid != "" {
-				k, err := v.cfg.KeySet.key(ctx, t)
-				if err == nil || v.cfg.Key == nil || !errors.Is(err, errUnknownKid) {
-					return k, err
-				}
+		kid, _ := t.Header["kid"].(string)
+		if v.cfg.Key == nil || kid != "" {
+			// c.Context is asked for only when a fetch is waited for: it is
+			// made on first use.
+			k, err := v.cfg.KeySet.key(c.Context, t)
+			if err == nil || v.cfg.Key == nil || !errors.Is(err, errUnknownKid) {
+				return k, err
 			}
 		}
-		alg, _ := t.Header["alg"].(string)
-		if !slices.Contains(v.keyAlgs, alg) {
-			return nil, fmt.Errorf("jwt: Config.Key does not verify alg %q", alg)
-		}
-		return v.cfg.Key, nil
+		return v.staticKey(t)
 	}
+}
+
+// staticKey is the Keyfunc of Config.Key.
+func (v *verifier) staticKey(t *gjwt.Token) (any, error) {
+	alg, _ := t.Header["alg"].(string)
+	if !slices.Contains(v.keyAlgs, alg) {
+		return nil, fmt.Errorf("jwt: Config.Key does not verify alg %q", alg)
+	}
+	return v.cfg.Key, nil
 }
 
 // verify returns the request's verified token. present is false when the
@@ -222,7 +229,7 @@ func (v *verifier) verify(c *celeris.Context) (tok *gjwt.Token, present bool, er
 	if len(raw) > maxToken {
 		err = gjwt.ErrTokenMalformed
 	} else {
-		tok, err = v.parser.ParseWithClaims(raw, v.cfg.NewClaims(), v.keyfunc(c.Context()))
+		tok, err = v.parser.ParseWithClaims(raw, v.cfg.NewClaims(), v.keyfunc(c))
 	}
 	if err != nil {
 		if errors.Is(err, ErrKeySetUnavailable) {

@@ -85,11 +85,12 @@ type Authenticator struct {
 	// Kind is the Principal's kind, for the record.
 	Kind string
 	// Authenticate returns the request's Principal when it carries a valid
-	// credential of this kind. (nil, nil) means it carries none: the next
-	// Authenticator is tried, and the WWW-Authenticate field it may have set
-	// is this kind's challenge. A non-nil error refuses the request: a 401
-	// *celeris.HTTPError (with its WWW-Authenticate set) for a wrong
-	// credential, or a failure (503 for a dependency that is down).
+	// credential of this kind. (nil, nil) means it carries none, and the
+	// WWW-Authenticate field it may have set is this kind's challenge. A
+	// non-nil error refuses the credential: a 401 *celeris.HTTPError (with its
+	// WWW-Authenticate set) for a wrong one, or a failure (503 for a
+	// dependency that is down); Any answers it unless another kind accepts
+	// the request.
 	Authenticate func(c *celeris.Context) (*Principal, error)
 }
 
@@ -210,20 +211,30 @@ func RequireScopes(scopes ...string) celeris.MiddlewareFunc {
 	}
 }
 
-// Check runs mw (a credential's middleware, such as keyauth.New's) as a test
-// of the request: ok is true when it would let the request through, err is its
-// refusal otherwise. Adapters build Authenticators on it, so that the
-// middleware's own checks are the ones applied.
-func Check(mw celeris.MiddlewareFunc) func(c *celeris.Context) (ok bool, err error) {
+// Wrap makes an Authenticator of a credential's middleware (keyauth.New's,
+// basicauth.New's), so that the middleware's own check, answers and challenge
+// apply: present reports whether the request carries the credential; when it
+// does not, mw still runs, for its challenge. id reads the principal's ID that
+// mw stored in the Context; scopes (nil: none) gives that ID's scopes.
+func Wrap(kind string, mw celeris.MiddlewareFunc, present func(c *celeris.Context) bool,
+	id func(c *celeris.Context) string, scopes func(id string) []string) Authenticator {
 	h := mw(func(*celeris.Context) error { return errPassed })
-	return func(c *celeris.Context) (bool, error) {
-		err := h(c)
-		if err == errPassed {
-			return true, nil
+	return Authenticator{Kind: kind, Authenticate: func(c *celeris.Context) (*Principal, error) {
+		has := present(c)
+		err := h(c) // without the credential: sets the challenge, if any
+		if !has {
+			return nil, nil
 		}
-		return false, err
-	}
+		if err != errPassed {
+			return nil, err
+		}
+		p := &Principal{ID: id(c), Kind: kind}
+		if scopes != nil {
+			p.Scopes = scopes(p.ID)
+		}
+		return p, nil
+	}}
 }
 
-// errPassed is what Check's inner handler returns: the middleware called it.
+// errPassed is what Wrap's inner handler returns: the middleware called it.
 var errPassed = errors.New("auth: passed")

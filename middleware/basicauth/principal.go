@@ -13,29 +13,14 @@ const principalKey = "basicauth.principal"
 // auth.KindBasic, ID the user and the scopes scopes gives that user (none when
 // scopes is nil).
 func Authenticator(cfg Config, scopes func(user string) []string) auth.Authenticator {
-	if cfg.ContextKey == "-" {
+	switch cfg.ContextKey {
+	case "-":
 		cfg.ContextKey = principalKey
+	case "":
+		cfg.ContextKey = DefaultContextKey
 	}
-	check := auth.Check(New(cfg))
-	key := cfg.ContextKey
-	if key == "" {
-		key = DefaultContextKey
-	}
-	return auth.Authenticator{Kind: auth.KindBasic, Authenticate: func(c *celeris.Context) (*auth.Principal, error) {
-		_, _, present := Parse(c.Header("Authorization"))
-		ok, err := check(c) // without credentials: sets the challenge
-		if !present {
-			return nil, nil
-		}
-		if !ok {
-			return nil, err
-		}
-		v, _ := c.Get(key)
-		user, _ := v.(string)
-		p := &auth.Principal{ID: user, Kind: auth.KindBasic}
-		if scopes != nil {
-			p.Scopes = scopes(user)
-		}
-		return p, nil
-	}}
+	return auth.Wrap(auth.KindBasic, New(cfg),
+		func(c *celeris.Context) bool { _, _, ok := Parse(c.Header("Authorization")); return ok },
+		func(c *celeris.Context) string { v, _ := c.Get(cfg.ContextKey); s, _ := v.(string); return s },
+		scopes)
 }

@@ -17,31 +17,16 @@ func Authenticator(cfg Config, scopes func(name string) []string) auth.Authentic
 	if cfg.Lookup == "" {
 		cfg.Lookup = "header:X-API-Key"
 	}
-	if cfg.ContextKey == "-" {
+	switch cfg.ContextKey {
+	case "-":
 		cfg.ContextKey = principalKey
+	case "":
+		cfg.ContextKey = DefaultContextKey
 	}
 	cfg.Skip = nil
 	extract, _ := extractor(cfg.Lookup)
-	check := auth.Check(New(cfg))
-	key := cfg.ContextKey
-	if key == "" {
-		key = DefaultContextKey
-	}
-	return auth.Authenticator{Kind: auth.KindAPIKey, Authenticate: func(c *celeris.Context) (*auth.Principal, error) {
-		present := extract(c) != ""
-		ok, err := check(c) // without a key: sets the challenge, if any
-		if !present {
-			return nil, nil
-		}
-		if !ok {
-			return nil, err
-		}
-		v, _ := c.Get(key)
-		name, _ := v.(string)
-		p := &auth.Principal{ID: name, Kind: auth.KindAPIKey}
-		if scopes != nil {
-			p.Scopes = scopes(name)
-		}
-		return p, nil
-	}}
+	return auth.Wrap(auth.KindAPIKey, New(cfg),
+		func(c *celeris.Context) bool { return extract(c) != "" },
+		func(c *celeris.Context) string { v, _ := c.Get(cfg.ContextKey); s, _ := v.(string); return s },
+		scopes)
 }
