@@ -3,6 +3,7 @@ package session_test
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
@@ -246,5 +247,29 @@ func TestDeleteUser(t *testing.T) {
 	}
 	if err := session.DeleteUser(ctx, failingStore{}, "x"); !errors.Is(err, session.ErrNoUserIndex) {
 		t.Errorf("a store without index: %v", err)
+	}
+}
+
+// A failed save of the time of use alone (Rolling) does not fail the request:
+// the answer goes out and one Warn record says so; a change still gets 503.
+func TestRollingSaveFailure(t *testing.T) {
+	clk := &clock{t: time.Unix(1_800_000_000, 0)}
+	store := &saveFailing{MemoryStore: session.NewMemoryStore()}
+	session.SetMemoryClock(store.MemoryStore, clk.now)
+	var logs mwtest.LogBuffer
+	cfg := session.Config{Store: store, Rolling: true, MaxAge: time.Hour, Logger: slog.New(slog.NewTextHandler(&logs, nil))}
+	base := timing(t, cfg, clk)
+	client, _ := jarClient(t, mwtest.Client(t))
+	mwtest.Do(t, client, "POST", base+"/inc", nil, nil)
+	store.set(true)
+	clk.advance(10 * time.Minute)
+	if resp, body := mwtest.Get(t, client, base+"/show", nil); resp.StatusCode != 200 || !strings.HasPrefix(body, "1 ") {
+		t.Errorf("read with the store failing: %d %q", resp.StatusCode, body)
+	}
+	if n := strings.Count(logs.String(), "time of use not saved"); n != 1 {
+		t.Errorf("%d records: %s", n, logs.String())
+	}
+	if resp, _ := mwtest.Do(t, client, "POST", base+"/inc", nil, nil); resp.StatusCode != 503 {
+		t.Errorf("a change with the store failing: %d", resp.StatusCode)
 	}
 }

@@ -102,8 +102,9 @@ type Config struct {
 	// answers: c.Scheme() == "https"]. The cookie is always HttpOnly.
 	Secure bool
 	// Logger receives one Error record per request whose changed session could
-	// not be saved because the handler streamed its answer first
-	// [slog.Default()].
+	// not be saved because the handler streamed its answer first, and one Warn
+	// record per failed save of a session's time of use alone (Rolling,
+	// IdleTimeout), which does not fail the request [slog.Default()].
 	Logger *slog.Logger
 	// Skip lets a request through without a session when it returns true
 	// [none].
@@ -205,8 +206,14 @@ func New(cfg Config) celeris.MiddlewareFunc {
 // captured with status and body), or answers 503 when the save fails.
 func (m *manager) finish(c *celeris.Context, s *Session, status int, body []byte, held bool, err error) error {
 	var serr error
-	if s.dirty || s.touch {
+	if s.dirty {
 		serr = s.Save()
+	} else if s.touch {
+		// Only the time of use changes (Rolling, IdleTimeout): a failure loses
+		// no change of the client's, so the answer goes out and it is logged.
+		if terr := s.Save(); terr != nil {
+			m.cfg.Logger.Warn("session: time of use not saved", "method", c.Method(), "path", c.Path(), "error", terr)
+		}
 	}
 	if held {
 		if serr != nil {
