@@ -108,3 +108,49 @@ func TestSessionDeleteUser(t *testing.T) {
 		t.Error("the ended session came back")
 	}
 }
+
+// The TTL Redis keeps a session for follows its lifetime: MaxAge, a session's
+// own SetMaxAge ("remember me"), capped by IdleTimeout.
+func TestSessionLifetimeTTL(t *testing.T) {
+	rdb := startRedis(t)
+	ctx := context.Background()
+	store := celerisredis.NewSessionStore(rdb, "test:ttl:")
+	for _, tt := range []struct {
+		name     string
+		cfg      session.Config
+		remember bool
+		min, max time.Duration
+	}{
+		{name: "MaxAge", cfg: session.Config{MaxAge: 2 * time.Hour}, min: 119 * time.Minute, max: 2 * time.Hour},
+		{name: "remember me", cfg: session.Config{MaxAge: 2 * time.Hour}, remember: true, min: 30*24*time.Hour - time.Minute, max: 30 * 24 * time.Hour},
+		{name: "idle timeout", cfg: session.Config{MaxAge: 2 * time.Hour, IdleTimeout: 15 * time.Minute}, remember: true,
+			min: 14 * time.Minute, max: 15 * time.Minute},
+	} {
+		cfg := tt.cfg
+		cfg.Store = store
+		_, addr := celeristest.Serve(t, quiet(), func(s *celeris.Server) {
+			s.Use(session.New(cfg))
+			s.POST("/login", func(c *celeris.Context) error {
+				sess, err := session.Get(c)
+				if err != nil {
+					return err
+				}
+				sess.SetUser("dana")
+				if tt.remember {
+					sess.SetMaxAge(30 * 24 * time.Hour)
+				}
+				return c.NoContent(204)
+			})
+		})
+		jar, _ := cookiejar.New(nil)
+		client := &http.Client{Jar: jar, Timeout: 10 * time.Second}
+		resp, _ := do(t, client, "POST", "http://"+addr+"/login")
+		cks := resp.Cookies()
+		if resp.StatusCode != 204 || len(cks) != 1 {
+			t.Fatalf("%s: %d %v", tt.name, resp.StatusCode, cks)
+		}
+		if ttl := rdb.PTTL(ctx, "test:ttl:"+cks[0].Value).Val(); ttl < tt.min || ttl > tt.max {
+			t.Errorf("%s: TTL %v, want %v to %v", tt.name, ttl, tt.min, tt.max)
+		}
+	}
+}
