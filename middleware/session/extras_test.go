@@ -1,8 +1,10 @@
 package session_test
 
 import (
+	"compress/gzip"
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -11,6 +13,7 @@ import (
 	"time"
 
 	"github.com/celeris-dev/celeris"
+	"github.com/celeris-dev/celeris/middleware/compress"
 	"github.com/celeris-dev/celeris/middleware/internal/mwtest"
 	"github.com/celeris-dev/celeris/middleware/session"
 )
@@ -272,4 +275,35 @@ func TestRollingSaveFailure(t *testing.T) {
 	if resp, _ := mwtest.Do(t, client, "POST", base+"/inc", nil, nil); resp.StatusCode != 503 {
 		t.Errorf("a change with the store failing: %d", resp.StatusCode)
 	}
+}
+
+// The held answer nests with another middleware's capture, outside or inside
+// the session: the body is compressed once, and the session's cookie joins it.
+func TestHeldAnswerUnderCompress(t *testing.T) {
+	page := strings.Repeat("a page of notes ", 64)
+	write := func(c *celeris.Context) error {
+		sess, err := session.Get(c)
+		if err != nil {
+			return err
+		}
+		sess.Set("seen", true)
+		return c.String(200, page)
+	}
+	_, addr := mwtest.Start(t, func(s *celeris.Server) {
+		s.GET("/outside", write, compress.New(compress.Config{}), session.New(session.Config{Keys: [][]byte{key1}}))
+		s.GET("/inside", write, session.New(session.Config{Keys: [][]byte{key1}}), compress.New(compress.Config{}))
+	})
+	mwtest.Run(t, addr, func(t *testing.T, client *http.Client) {
+		for _, path := range []string{"/outside", "/inside"} {
+			resp, body := mwtest.Get(t, client, "http://"+addr+path, mwtest.H("Accept-Encoding", "gzip"))
+			zr, err := gzip.NewReader(strings.NewReader(body))
+			if err != nil {
+				t.Fatalf("%s: %v (Content-Encoding %q)", path, err, resp.Header.Get("Content-Encoding"))
+			}
+			plain, err := io.ReadAll(zr)
+			if err != nil || string(plain) != page || resp.Header.Get("Set-Cookie") == "" {
+				t.Errorf("%s: %d bytes %v, Set-Cookie %q", path, len(plain), err, resp.Header.Get("Set-Cookie"))
+			}
+		}
+	})
 }
