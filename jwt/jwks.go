@@ -38,10 +38,12 @@ import (
 //
 // A failed fetch keeps the keys held; a token whose kid a failed fetch could
 // not find is answered 503 (ErrKeySetUnavailable), as is every token while a
-// set made with StartWhenDown holds no key yet. Keys of kinds other than RSA, EC (P-256,
-// P-384, P-521) and OKP Ed25519, and keys whose use is not "sig", are skipped. A
-// key's alg, when given, is the only algorithm it verifies (RFC 7517 §4.4);
-// otherwise its kty decides (RSA: RS and PS; EC: the ES of its curve; OKP: EdDSA).
+// set made with StartWhenDown holds no key yet.
+//
+// Keys of kinds other than RSA, EC (P-256, P-384, P-521) and OKP Ed25519, and
+// keys whose use is not "sig", are skipped. A key's alg, when given, is the only
+// algorithm it verifies (RFC 7517 §4.4); otherwise its kty decides (RSA: RS and
+// PS; EC: the ES of its curve; OKP: EdDSA).
 // It is safe for concurrent use.
 type KeySet struct {
 	cfg KeySetConfig
