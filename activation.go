@@ -263,3 +263,25 @@ func (in *inheritance) notifyParent() error {
 	_, err := w.Write([]byte{tableflipReady})
 	return err
 }
+
+// InheritedSockets counts the sockets this process inherited (socket
+// activation, or a parent's Upgrade) that no Server took yet: stream sockets
+// (listeners) and datagram sockets (HTTP/3). A program that serves TLS only
+// when asked may turn it on when more than one listener, or a datagram socket,
+// was handed to it: the second listener is for TLS, the datagram socket for
+// HTTP/3.
+func InheritedSockets() (stream, datagram int) {
+	in := inheritedSockets()
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	for _, s := range in.sockets {
+		switch {
+		case s.taken:
+		case s.stream:
+			stream++
+		default:
+			datagram++
+		}
+	}
+	return stream, datagram
+}

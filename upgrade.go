@@ -17,7 +17,7 @@ import (
 
 // Self-upgrade
 //
-// Upgrade starts the program again (os.Args, the same environment, stdin,
+// Upgrade starts the program again (the command line it was started with, the same environment, stdin,
 // stdout and stderr) with the server's listening sockets passed on as extra
 // files, in the environment of cloudflare/tableflip (activation.go), and waits
 // until the new process says it serves: its Server, started with the same
@@ -56,6 +56,10 @@ var (
 	// after its shutdown began.
 	ErrUpgradeNotServing = errors.New("celeris: upgrade: the server is not serving")
 )
+
+// startArgs is the command line the process was started with (os.Args before
+// main could change it): Upgrade starts the program again with it.
+var startArgs = append([]string(nil), os.Args...)
 
 // upgradeTimeout bounds the wait for the new process: past it, the new
 // process is killed and the old one goes on serving.
@@ -210,8 +214,8 @@ func (s *Server) upgrade() error {
 		namesW.Close()
 		return err
 	}
-	cmd := exec.Command(path, os.Args[1:]...)
-	cmd.Args[0] = os.Args[0]
+	cmd := exec.Command(path, startArgs[1:]...)
+	cmd.Args[0] = startArgs[0]
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.ExtraFiles = []*os.File{readyW, namesR} // descriptors 3 and 4
 	names := make([][]string, 0, len(socks))
@@ -267,11 +271,11 @@ func (s *Server) upgrade() error {
 	}
 }
 
-// executable is the program to start: os.Args[0] as tableflip starts it (a
-// path, or a name looked up in PATH), so that a binary replaced at that path
-// is the one started; os.Executable when os.Args[0] cannot be found.
+// executable is the program to start: its first argument as tableflip starts
+// it (a path, or a name looked up in PATH), so that a binary replaced at that
+// path is the one started; os.Executable when that cannot be found.
 func executable() (string, error) {
-	a := os.Args[0]
+	a := startArgs[0]
 	if strings.ContainsRune(a, filepath.Separator) {
 		if _, err := os.Stat(a); err == nil {
 			return a, nil
