@@ -127,7 +127,7 @@ func childOf(pid int) int {
 		}
 		s := string(b)
 		i := strings.LastIndexByte(s, ')')
-		if f := strings.Fields(s[i+1:]); len(f) > 2 && f[1] != "Z" && f[2] == strconv.Itoa(pid) {
+		if f := strings.Fields(s[i+1:]); len(f) > 1 && f[0] != "Z" && f[1] == strconv.Itoa(pid) {
 			return n
 		}
 	}
