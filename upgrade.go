@@ -31,13 +31,13 @@ import (
 // gRPC streams end as in GracefulStop, HTTP/3 gets GOAWAY.
 //
 // HTTP/3's UDP socket is one socket read by both processes while the old one
-// drains: a datagram reaches whichever reads it first. A datagram of an old
-// QUIC connection that the new process reads is dropped (it knows no such
-// connection) and is resent by the client's loss recovery; a new connection's
-// first datagram that the old process reads is accepted there and told GOAWAY
-// at once, so its client retries on a new connection. Requests in flight
-// finish, or end with H3_NO_ERROR or H3_REQUEST_REJECTED, which are
-// retryable, when the old process stops.
+// drains: a datagram reaches whichever reads it first. Each process drops
+// the datagrams of QUIC connections it does not know (quic-go sends no
+// stateless reset without a StatelessResetKey), and the old one, which no
+// longer accepts, drops the first datagrams of new connections too: the
+// clients' loss recovery resends them until they reach the right process.
+// Requests in flight finish, or end with H3_NO_ERROR or H3_REQUEST_REJECTED,
+// which are retryable, when the old process stops.
 
 // PacketTransport is a Transport that serves on a UDP socket it can name
 // (HTTP/3): Upgrade passes the socket on to the new process, whose transport
