@@ -117,12 +117,18 @@ func startHelper(t *testing.T, env []string, files []*os.File, systemd bool) *he
 	cmd.Env = append(append(os.Environ(), helperEnv+"=1"), env...)
 	cmd.ExtraFiles = files
 	h := &helper{t: t, cmd: cmd, ready: make(chan readyLine, 16)}
-	out, err := cmd.StdoutPipe()
+	// Not StdoutPipe: Wait closes that once this process exits, and the
+	// processes it started by upgrading write to the same pipe.
+	out, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { out.Close() })
+	cmd.Stdout = w
 	cmd.Stderr = (*helperLog)(h)
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	w.Close() // the processes hold it
+	if err != nil {
 		t.Fatal(err)
 	}
 	go func() {

@@ -69,10 +69,14 @@ func TestUpgradeHTTP3(t *testing.T) {
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestUpgradeHelper$")
 	cmd.Env = append(os.Environ(), "CELERIS_H3_HELPER=1")
-	out, err := cmd.StdoutPipe()
+	// Not StdoutPipe: Wait closes that once this process exits, and the
+	// processes it started by upgrading write to the same pipe.
+	out, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { out.Close() })
+	cmd.Stdout = w
 	var logMu sync.Mutex
 	var log strings.Builder
 	cmd.Stderr = writerFunc(func(p []byte) (int, error) {
@@ -80,7 +84,9 @@ func TestUpgradeHTTP3(t *testing.T) {
 		defer logMu.Unlock()
 		return log.Write(p)
 	})
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	w.Close() // the processes hold it
+	if err != nil {
 		t.Fatal(err)
 	}
 	go func() { _ = cmd.Wait() }()
