@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/celeris-dev/celeris/celeristest"
 )
 
 // listenFile opens a TCP listener on 127.0.0.1:0 and returns its descriptor as
@@ -77,12 +79,12 @@ func TestSocketActivation(t *testing.T) {
 				env = append(env, "LISTEN_FDNAMES="+tc.names)
 			}
 			h := startHelper(t, env, files, true)
-			r := h.next(20 * time.Second)
-			if r.addr != plain || r.tls != tlsAddr {
-				t.Fatalf("serves on %s and %s, want the inherited %s and %s", r.addr, r.tls, plain, tlsAddr)
+			r := h.Next(20 * time.Second)
+			if r.Values["addr"] != plain || r.Values["tls"] != tlsAddr {
+				t.Fatalf("serves on %v, want the inherited %s and %s", r.Values, plain, tlsAddr)
 			}
-			if pid := getPid(t, insecure, "http://"+plain); pid != r.pid {
-				t.Fatalf("plaintext answered by %d, want %d", pid, r.pid)
+			if pid := getPid(t, insecure, "http://"+plain); pid != r.Pid {
+				t.Fatalf("plaintext answered by %d, want %d", pid, r.Pid)
 			}
 			resp, err := insecure.Get("https://" + tlsAddr + "/pid")
 			if err != nil {
@@ -92,8 +94,8 @@ func TestSocketActivation(t *testing.T) {
 			if resp.ProtoMajor != 2 {
 				t.Fatalf("TLS answered over %s, want HTTP/2", resp.Proto)
 			}
-			_ = h.cmd.Process.Signal(os.Interrupt)
-			waitGone(t, r.pid, 10*time.Second)
+			_ = h.Cmd.Process.Signal(os.Interrupt)
+			celeristest.WaitGone(t, r.Pid, 10*time.Second)
 		})
 	}
 }

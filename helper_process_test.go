@@ -3,7 +3,6 @@
 package celeris_test
 
 import (
-	"bufio"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -17,18 +16,18 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/celeris-dev/celeris"
+	"github.com/celeris-dev/celeris/celeristest"
 	"github.com/celeris-dev/celeris/websocket"
 )
 
 // The tests of socket activation and Upgrade run this test binary as a server
 // process: TestHelperServer serves when CELERIS_HELPER is set, and prints a
-// line "READY pid=N addr=A tls=T" on stdout once it serves. Its Upgrade starts
+// line "READY pid=N addr=A tls=T" on stdout once it serves
+// (celeristest.PrintReady). Its Upgrade starts
 // the same binary with the same arguments and environment, so the new process
 // is a helper server too.
 
@@ -76,32 +75,17 @@ func TestHelperServer(t *testing.T) {
 	s.GET("/readyz", s.ReadyHandler())
 	go func() {
 		<-s.Ready()
-		fmt.Printf("READY pid=%s addr=%s tls=%s\n", pid, s.Addr(), s.TLSAddr())
+		celeristest.PrintReady("addr", s.Addr().String(), "tls", s.TLSAddr().String())
 	}()
 	err := s.StartGraceful(20 * time.Second)
 	fmt.Fprintf(os.Stderr, "helper %s: StartGraceful returned %v\n", pid, err)
 	os.Exit(0)
 }
 
-// helper is a server process started by a test.
-type helper struct {
-	t     *testing.T
-	cmd   *exec.Cmd
-	ready chan readyLine // READY lines of this process and of those it starts
-	mu    sync.Mutex
-	log   strings.Builder // stderr of every process of the chain
-	pids  []int
-}
-
-type readyLine struct {
-	pid       int
-	addr, tls string
-}
-
 // startHelper starts the helper server with env added, files as descriptors
 // 3 on and, with systemd set, LISTEN_PID set to the process's own id (sh's
-// exec keeps it). It kills every process of the chain when the test ends.
-func startHelper(t *testing.T, env []string, files []*os.File, systemd bool) *helper {
+// exec keeps it).
+func startHelper(t *testing.T, env []string, files []*os.File, systemd bool) *celeristest.Processes {
 	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
@@ -116,93 +100,7 @@ func startHelper(t *testing.T, env []string, files []*os.File, systemd bool) *he
 	}
 	cmd.Env = append(append(os.Environ(), helperEnv+"=1"), env...)
 	cmd.ExtraFiles = files
-	h := &helper{t: t, cmd: cmd, ready: make(chan readyLine, 16)}
-	// Not StdoutPipe: Wait closes that once this process exits, and the
-	// processes it started by upgrading write to the same pipe.
-	out, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { out.Close() })
-	cmd.Stdout = w
-	cmd.Stderr = (*helperLog)(h)
-	err = cmd.Start()
-	w.Close() // the processes hold it
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			var r readyLine
-			if _, err := fmt.Sscanf(sc.Text(), "READY pid=%d addr=%s tls=%s", &r.pid, &r.addr, &r.tls); err == nil {
-				h.mu.Lock()
-				h.pids = append(h.pids, r.pid)
-				h.mu.Unlock()
-				h.ready <- r
-			}
-		}
-	}()
-	go func() { _ = cmd.Wait() }()
-	t.Cleanup(func() {
-		h.mu.Lock()
-		pids := append([]int(nil), h.pids...)
-		h.mu.Unlock()
-		for _, pid := range pids {
-			if p, err := os.FindProcess(pid); err == nil {
-				_ = p.Kill()
-			}
-		}
-		_ = cmd.Process.Kill()
-		if t.Failed() {
-			t.Logf("server processes' stderr:\n%s", h.stderr())
-		}
-	})
-	return h
-}
-
-type helperLog helper
-
-func (l *helperLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.log.Write(p)
-}
-
-func (h *helper) stderr() string {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.log.String()
-}
-
-// next waits for the next READY line.
-func (h *helper) next(d time.Duration) readyLine {
-	h.t.Helper()
-	select {
-	case r := <-h.ready:
-		return r
-	case <-time.After(d):
-		h.t.Fatalf("no server process said it serves within %v", d)
-		return readyLine{}
-	}
-}
-
-// waitGone waits until process pid has exited (or is a zombie nobody reaps).
-func waitGone(t *testing.T, pid int, d time.Duration) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for time.Now().Before(deadline) {
-		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-		if err != nil {
-			return
-		}
-		// pid (comm) STATE ...: the state follows the last ')'.
-		if i := strings.LastIndexByte(string(b), ')'); i > 0 && i+2 < len(b) && (b[i+2] == 'Z' || b[i+2] == 'X') {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("process %d still runs %v after it was replaced", pid, d)
+	return celeristest.StartProcesses(t, cmd)
 }
 
 // selfSigned is a certificate for 127.0.0.1 and localhost.

@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/celeris-dev/celeris/celeristest"
 	"golang.org/x/net/http2"
 )
 
@@ -183,8 +184,8 @@ func TestUpgradeUnderLoad(t *testing.T) {
 	}
 	failFile := filepath.Join(t.TempDir(), "fail")
 	h := startHelper(t, []string{"CELERIS_HELPER_ENGINE=gnet", "CELERIS_HELPER_FAIL=" + failFile}, nil, false)
-	cur := h.next(20 * time.Second)
-	plain, tlsAddr := cur.addr, cur.tls
+	cur := h.Next(20 * time.Second)
+	plain, tlsAddr := cur.Values["addr"], cur.Values["tls"]
 
 	l := startLoad(plain, tlsAddr, 2)
 	defer func() {
@@ -200,18 +201,18 @@ func TestUpgradeUnderLoad(t *testing.T) {
 	if err := os.WriteFile(failFile, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := syscall.Kill(cur.pid, syscall.SIGHUP); err != nil {
+	if err := syscall.Kill(cur.Pid, syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(20 * time.Second)
-	for !strings.Contains(h.stderr(), "upgrade failed") {
+	for !strings.Contains(h.Stderr(), "upgrade failed") {
 		if time.Now().After(deadline) {
 			t.Fatal("the failed upgrade was not reported")
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if pid := getPid(t, insecure, "http://"+plain); pid != cur.pid {
-		t.Fatalf("after a failed upgrade %d answers, want %d", pid, cur.pid)
+	if pid := getPid(t, insecure, "http://"+plain); pid != cur.Pid {
+		t.Fatalf("after a failed upgrade %d answers, want %d", pid, cur.Pid)
 	}
 	if err := os.Remove(failFile); err != nil {
 		t.Fatal(err)
@@ -221,11 +222,11 @@ func TestUpgradeUnderLoad(t *testing.T) {
 	defer ws.Close()
 	for i := range 3 {
 		time.Sleep(300 * time.Millisecond)
-		if err := syscall.Kill(cur.pid, syscall.SIGHUP); err != nil {
+		if err := syscall.Kill(cur.Pid, syscall.SIGHUP); err != nil {
 			t.Fatal(err)
 		}
-		next := h.next(20 * time.Second)
-		if next.pid == cur.pid || next.addr != plain || next.tls != tlsAddr {
+		next := h.Next(20 * time.Second)
+		if next.Pid == cur.Pid || next.Values["addr"] != plain || next.Values["tls"] != tlsAddr {
 			t.Fatalf("upgrade %d: new process %+v, old %+v", i+1, next, cur)
 		}
 		if i == 0 {
@@ -234,7 +235,7 @@ func TestUpgradeUnderLoad(t *testing.T) {
 				t.Fatalf("WebSocket across the upgrade: close code %d, %v; want 1001", code, err)
 			}
 		}
-		waitGone(t, cur.pid, 30*time.Second)
+		celeristest.WaitGone(t, cur.Pid, 30*time.Second)
 		cur = next
 	}
 	time.Sleep(300 * time.Millisecond)
@@ -249,8 +250,8 @@ func TestUpgradeUnderLoad(t *testing.T) {
 	if pids != 4 {
 		t.Fatalf("requests answered by %d processes, want 4", pids)
 	}
-	if err := syscall.Kill(cur.pid, syscall.SIGTERM); err != nil {
+	if err := syscall.Kill(cur.Pid, syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	waitGone(t, cur.pid, 30*time.Second)
+	celeristest.WaitGone(t, cur.Pid, 30*time.Second)
 }

@@ -3,13 +3,10 @@
 package celerisgrpc_test
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
 	"os/exec"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -17,6 +14,7 @@ import (
 	"time"
 
 	"github.com/celeris-dev/celeris"
+	"github.com/celeris-dev/celeris/celeristest"
 	celerisgrpc "github.com/celeris-dev/celeris/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/health"
@@ -36,7 +34,7 @@ func TestUpgradeHelper(t *testing.T) {
 	s.POST("/*rpc", celeris.Adapt(srv))
 	go func() {
 		<-s.Ready()
-		fmt.Printf("READY pid=%d addr=%s\n", os.Getpid(), s.Addr())
+		celeristest.PrintReady("addr", s.Addr().String())
 	}()
 	err := s.StartGraceful(20 * time.Second)
 	fmt.Fprintf(os.Stderr, "helper %d: StartGraceful returned %v\n", os.Getpid(), err)
@@ -54,59 +52,9 @@ func TestUpgradeGRPC(t *testing.T) {
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestUpgradeHelper$")
 	cmd.Env = append(os.Environ(), "CELERIS_GRPC_HELPER=1")
-	// Not StdoutPipe: Wait closes that once this process exits, and the
-	// processes it started by upgrading write to the same pipe.
-	out, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { out.Close() })
-	cmd.Stdout = w
-	cmd.Stderr = os.Stderr
-	err = cmd.Start()
-	w.Close() // the processes hold it
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = cmd.Wait() }()
-	type ready struct {
-		pid  int
-		addr string
-	}
-	readyc := make(chan ready, 4)
-	var pidsMu sync.Mutex
-	var pids []int
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			var r ready
-			if _, err := fmt.Sscanf(sc.Text(), "READY pid=%d addr=%s", &r.pid, &r.addr); err == nil {
-				pidsMu.Lock()
-				pids = append(pids, r.pid)
-				pidsMu.Unlock()
-				readyc <- r
-			}
-		}
-	}()
-	t.Cleanup(func() {
-		pidsMu.Lock()
-		defer pidsMu.Unlock()
-		for _, p := range pids {
-			_ = syscall.Kill(p, syscall.SIGKILL)
-		}
-	})
-	next := func() ready {
-		t.Helper()
-		select {
-		case r := <-readyc:
-			return r
-		case <-time.After(30 * time.Second):
-			t.Fatal("no server process said it serves")
-			return ready{}
-		}
-	}
-	cur := next()
-	cc := dialPlain(t, cur.addr)
+	p := celeristest.StartProcesses(t, cmd)
+	cur := p.Next(30 * time.Second)
+	cc := dialPlain(t, cur.Values["addr"])
 	hc := healthpb.NewHealthClient(cc)
 
 	var ok, failed atomic.Int64
@@ -145,21 +93,15 @@ func TestUpgradeGRPC(t *testing.T) {
 			t.Fatalf("watch: %v %v", m, err)
 		}
 		time.Sleep(200 * time.Millisecond)
-		if err := syscall.Kill(cur.pid, syscall.SIGHUP); err != nil {
+		if err := syscall.Kill(cur.Pid, syscall.SIGHUP); err != nil {
 			t.Fatal(err)
 		}
-		n := next()
+		n := p.Next(30 * time.Second)
 		if _, err := watch.Recv(); status.Code(err) != codes.Unavailable {
 			t.Fatalf("upgrade %d: the Watch ended with %v, want Unavailable", i+1, err)
 		}
 		cancel()
-		deadline := time.Now().Add(30 * time.Second)
-		for alive(cur.pid) {
-			if time.Now().After(deadline) {
-				t.Fatalf("upgrade %d: the old process %d still runs", i+1, cur.pid)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+		celeristest.WaitGone(t, cur.Pid, 30*time.Second)
 		cur = n
 	}
 	time.Sleep(200 * time.Millisecond)
@@ -169,16 +111,5 @@ func TestUpgradeGRPC(t *testing.T) {
 	if failed.Load() != 0 {
 		t.Fatalf("%d Checks failed, first: %v", failed.Load(), firstErr.Load())
 	}
-	_ = syscall.Kill(cur.pid, syscall.SIGTERM)
-}
-
-// alive reports whether pid runs (a zombie does not).
-func alive(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	return len(f) > 0 && f[0] != "Z" && f[0] != "X"
+	_ = syscall.Kill(cur.Pid, syscall.SIGTERM)
 }

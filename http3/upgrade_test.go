@@ -3,7 +3,6 @@
 package celerish3_test
 
 import (
-	"bufio"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -21,6 +20,7 @@ import (
 	"time"
 
 	"github.com/celeris-dev/celeris"
+	"github.com/celeris-dev/celeris/celeristest"
 	celerish3 "github.com/celeris-dev/celeris/http3"
 	"github.com/celeris-dev/celeris/internal/selfcert"
 	"github.com/quic-go/quic-go/http3"
@@ -50,7 +50,7 @@ func TestUpgradeHelper(t *testing.T) {
 	go func() {
 		<-s.Ready()
 		a, _ := h3.WaitReady()
-		fmt.Printf("READY pid=%s udp=%s\n", pid, a)
+		celeristest.PrintReady("udp", a.String())
 	}()
 	err = s.StartGraceful(20 * time.Second)
 	fmt.Fprintf(os.Stderr, "helper %s: StartGraceful returned %v\n", pid, err)
@@ -69,69 +69,8 @@ func TestUpgradeHTTP3(t *testing.T) {
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestUpgradeHelper$")
 	cmd.Env = append(os.Environ(), "CELERIS_H3_HELPER=1")
-	// Not StdoutPipe: Wait closes that once this process exits, and the
-	// processes it started by upgrading write to the same pipe.
-	out, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { out.Close() })
-	cmd.Stdout = w
-	var logMu sync.Mutex
-	var log strings.Builder
-	cmd.Stderr = writerFunc(func(p []byte) (int, error) {
-		logMu.Lock()
-		defer logMu.Unlock()
-		return log.Write(p)
-	})
-	err = cmd.Start()
-	w.Close() // the processes hold it
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = cmd.Wait() }()
-	type ready struct {
-		pid int
-		udp string
-	}
-	readyc := make(chan ready, 8)
-	var pidsMu sync.Mutex
-	var pids []int
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			var r ready
-			if _, err := fmt.Sscanf(sc.Text(), "READY pid=%d udp=%s", &r.pid, &r.udp); err == nil {
-				pidsMu.Lock()
-				pids = append(pids, r.pid)
-				pidsMu.Unlock()
-				readyc <- r
-			}
-		}
-	}()
-	t.Cleanup(func() {
-		pidsMu.Lock()
-		defer pidsMu.Unlock()
-		for _, p := range pids {
-			_ = syscall.Kill(p, syscall.SIGKILL)
-		}
-		if t.Failed() {
-			logMu.Lock()
-			t.Logf("server processes:\n%s", log.String())
-			logMu.Unlock()
-		}
-	})
-	next := func() ready {
-		t.Helper()
-		select {
-		case r := <-readyc:
-			return r
-		case <-time.After(30 * time.Second):
-			t.Fatal("no server process said it serves")
-			return ready{}
-		}
-	}
-	cur := next()
+	p := celeristest.StartProcesses(t, cmd)
+	cur := p.Next(30 * time.Second)
 
 	const clients, timeout = 6, 15 * time.Second
 	var ok, retryable, hung atomic.Int64
@@ -139,7 +78,7 @@ func TestUpgradeHTTP3(t *testing.T) {
 	var other []string
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
-	url := "https://" + cur.udp + "/slow?ms=100"
+	url := "https://" + cur.Values["udp"] + "/slow?ms=100"
 	for range clients {
 		wg.Add(1)
 		go func() {
@@ -174,23 +113,17 @@ func TestUpgradeHTTP3(t *testing.T) {
 			}
 		}()
 	}
-	udp := cur.udp
+	udp := cur.Values["udp"]
 	for i := range 3 {
 		time.Sleep(400 * time.Millisecond)
-		if err := syscall.Kill(cur.pid, syscall.SIGHUP); err != nil {
+		if err := syscall.Kill(cur.Pid, syscall.SIGHUP); err != nil {
 			t.Fatal(err)
 		}
-		n := next()
-		if n.udp != udp {
-			t.Fatalf("upgrade %d: the new process serves HTTP/3 on %s, want %s", i+1, n.udp, udp)
+		n := p.Next(30 * time.Second)
+		if n.Values["udp"] != udp {
+			t.Fatalf("upgrade %d: the new process serves HTTP/3 on %s, want %s", i+1, n.Values["udp"], udp)
 		}
-		deadline := time.Now().Add(30 * time.Second)
-		for processRuns(cur.pid) {
-			if time.Now().After(deadline) {
-				t.Fatalf("upgrade %d: the old process %d still runs", i+1, cur.pid)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+		celeristest.WaitGone(t, cur.Pid, 30*time.Second)
 		cur = n
 	}
 	time.Sleep(400 * time.Millisecond)
@@ -204,12 +137,8 @@ func TestUpgradeHTTP3(t *testing.T) {
 	if ok.Load() == 0 {
 		t.Fatal("no request was answered")
 	}
-	_ = syscall.Kill(cur.pid, syscall.SIGTERM)
+	_ = syscall.Kill(cur.Pid, syscall.SIGTERM)
 }
-
-type writerFunc func([]byte) (int, error)
-
-func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
 // isTimeout reports whether err is the client's timeout.
 func isTimeout(err error) bool {
@@ -228,15 +157,4 @@ func retryableH3(err error) bool {
 	s := err.Error()
 	return strings.Contains(s, "H3_NO_ERROR") || strings.Contains(s, "H3_REQUEST_REJECTED") ||
 		strings.Contains(s, "GOAWAY") || strings.Contains(s, "server stopped")
-}
-
-// processRuns reports whether pid runs (a zombie does not).
-func processRuns(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	return len(f) > 0 && f[0] != "Z" && f[0] != "X"
 }

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/celeris-dev/celeris/celeristest"
 	"github.com/quic-go/quic-go/http3"
 )
 
@@ -134,18 +135,6 @@ func childOf(pid int) int {
 	return 0
 }
 
-// running reports whether pid runs (a zombie does not).
-func running(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	f := strings.Fields(s[i+1:])
-	return len(f) > 0 && f[0] != "Z" && f[0] != "X"
-}
-
 // TestDemoSocketActivation: the demo started by systemd-socket-activate -l
 // (two TCP sockets: plaintext, then TLS) serves on the inherited sockets; on
 // SIGHUP it starts itself again on them and the old process exits after its
@@ -228,7 +217,7 @@ func TestDemoSocketActivation(t *testing.T) {
 		a.pids = append(a.pids, c)
 		a.mu.Unlock()
 	}
-	for running(old) {
+	for celeristest.Running(old) {
 		if time.Now().After(deadline) {
 			t.Fatal("the old demo process still runs")
 		}
