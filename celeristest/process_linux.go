@@ -114,6 +114,16 @@ func StartProcesses(t testing.TB, cmd *exec.Cmd) *Processes {
 	return p
 }
 
+// StartTestProcess runs the test binary's test function name (which serves
+// when one of env says so) as a server process, with env added to this
+// process's environment: StartProcesses of that command.
+func StartTestProcess(t testing.TB, name string, env ...string) *Processes {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^"+name+"$")
+	cmd.Env = append(os.Environ(), env...)
+	return StartProcesses(t, cmd)
+}
+
 type processLog Processes
 
 func (l *processLog) Write(b []byte) (int, error) {

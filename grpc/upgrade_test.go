@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -50,9 +49,7 @@ func TestUpgradeGRPC(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts server processes")
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestUpgradeHelper$")
-	cmd.Env = append(os.Environ(), "CELERIS_GRPC_HELPER=1")
-	p := celeristest.StartProcesses(t, cmd)
+	p := celeristest.StartTestProcess(t, "TestUpgradeHelper", "CELERIS_GRPC_HELPER=1")
 	cur := p.Next(30 * time.Second)
 	cc := dialPlain(t, cur.Values["addr"])
 	hc := healthpb.NewHealthClient(cc)

@@ -10,7 +10,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -67,9 +66,7 @@ func TestUpgradeHTTP3(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts server processes")
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestUpgradeHelper$")
-	cmd.Env = append(os.Environ(), "CELERIS_H3_HELPER=1")
-	p := celeristest.StartProcesses(t, cmd)
+	p := celeristest.StartTestProcess(t, "TestUpgradeHelper", "CELERIS_H3_HELPER=1")
 	cur := p.Next(30 * time.Second)
 
 	const clients, timeout = 6, 15 * time.Second

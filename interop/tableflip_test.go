@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"os/signal"
 	"syscall"
 	"testing"
@@ -77,9 +76,7 @@ func TestTableflipProcess(t *testing.T) {
 func TestTableflipUpgrade(t *testing.T) {
 	for _, tc := range []struct{ first, then string }{{"tableflip", "celeris"}, {"celeris", "tableflip"}} {
 		t.Run(tc.first+"-to-"+tc.then, func(t *testing.T) {
-			cmd := exec.Command(os.Args[0], "-test.run=^TestTableflipProcess$")
-			cmd.Env = append(os.Environ(), "CELERIS_TABLEFLIP_FIRST="+tc.first)
-			p := celeristest.StartProcesses(t, cmd)
+			p := celeristest.StartTestProcess(t, "TestTableflipProcess", "CELERIS_TABLEFLIP_FIRST="+tc.first)
 			tableflipUpgrade(t, p, tc.first, tc.then)
 		})
 	}
