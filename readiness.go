@@ -39,7 +39,6 @@ func (s *Server) HealthHandler() HandlerFunc {
 func (s *Server) ReadyHandler() HandlerFunc {
 	return func(c *Context) error {
 		if s.NotReady() {
-			c.SetHeader("Connection", "close")
 			return c.String(http.StatusServiceUnavailable, "shutting down")
 		}
 		return c.String(http.StatusOK, "ready")
