@@ -31,6 +31,7 @@ import (
 // not be opened.
 type loader struct {
 	ok, failed, dialFailed atomic.Int64
+	resets                 atomic.Int64 // connections reset by the server (seen by a read or write)
 	mu                     sync.Mutex
 	pids                   map[int]bool
 	errs                   []string
@@ -43,8 +44,35 @@ func (l *loader) dial(ctx context.Context, network, addr string) (net.Conn, erro
 	if err != nil {
 		l.dialFailed.Add(1)
 		l.note("dial: " + err.Error())
+		return nil, err
 	}
-	return c, err
+	return &resetConn{Conn: c, l: l}, nil
+}
+
+// resetConn counts the resets its reads and writes meet, which a client's
+// retry would otherwise hide.
+type resetConn struct {
+	net.Conn
+	l *loader
+}
+
+func (c *resetConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	c.check(err)
+	return n, err
+}
+
+func (c *resetConn) Write(p []byte) (int, error) {
+	n, err := c.Conn.Write(p)
+	c.check(err)
+	return n, err
+}
+
+func (c *resetConn) check(err error) {
+	if errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) {
+		c.l.resets.Add(1)
+		c.l.note("reset: " + err.Error())
+	}
 }
 
 func (l *loader) note(s string) {
@@ -243,8 +271,8 @@ func TestUpgradeUnderLoad(t *testing.T) {
 	l.mu.Lock()
 	pids, errs := len(l.pids), l.errs
 	l.mu.Unlock()
-	t.Logf("%d requests answered by %d processes; %d failed; %d connections not opened", l.ok.Load(), pids, l.failed.Load(), l.dialFailed.Load())
-	if l.failed.Load() != 0 || l.dialFailed.Load() != 0 {
+	t.Logf("%d requests answered by %d processes; %d failed; %d connections not opened, %d reset", l.ok.Load(), pids, l.failed.Load(), l.dialFailed.Load(), l.resets.Load())
+	if l.failed.Load() != 0 || l.dialFailed.Load() != 0 || l.resets.Load() != 0 {
 		t.Fatalf("failures: %q", errs)
 	}
 	if pids != 4 {
