@@ -17,9 +17,10 @@ import (
 
 // Self-upgrade
 //
-// Upgrade starts the program again (the command line it was started with, the same environment, stdin,
-// stdout and stderr) with the server's listening sockets passed on as extra
-// files, in the environment of cloudflare/tableflip (activation.go), and waits
+// Upgrade starts the program again (the command line it was started with, the
+// same environment, stdin, stdout and stderr) with the server's listening
+// sockets passed on as extra files, in the environment of cloudflare/tableflip
+// (activation.go), and waits
 // until the new process says it serves: its Server, started with the same
 // addresses, takes the sockets instead of listening, and writes the ready byte
 // once every engine serves. Connections queued on a socket meanwhile wait in
