@@ -248,6 +248,20 @@ func TestUpgradeUnderLoad(t *testing.T) {
 
 	ws := openWS(t, plain)
 	defer ws.Close()
+	// An HTTP/1.1 request in flight on a keep-alive connection when the
+	// first upgrade drains its process: answered, with Connection: close.
+	inflight := make(chan string, 1)
+	go func() {
+		c := &http.Client{Timeout: 20 * time.Second}
+		resp, err := c.Get("http://" + plain + "/slow?ms=1000")
+		if err != nil {
+			inflight <- err.Error()
+			return
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		inflight <- fmt.Sprintf("%d close=%v %s", resp.StatusCode, resp.Close, b)
+	}()
 	for i := range 3 {
 		time.Sleep(300 * time.Millisecond)
 		if err := syscall.Kill(cur.Pid, syscall.SIGHUP); err != nil {
@@ -261,6 +275,9 @@ func TestUpgradeUnderLoad(t *testing.T) {
 			code, err := wsCloseCode(ws, 10*time.Second)
 			if err != nil || code != 1001 {
 				t.Fatalf("WebSocket across the upgrade: close code %d, %v; want 1001", code, err)
+			}
+			if got, want := <-inflight, fmt.Sprintf("200 close=true %d", cur.Pid); got != want {
+				t.Fatalf("HTTP/1.1 request in flight across the upgrade: %s, want %s", got, want)
 			}
 		}
 		celeristest.WaitGone(t, cur.Pid, 30*time.Second)
