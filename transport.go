@@ -50,6 +50,10 @@ type TransportEnv struct {
 	// TLSAddr is the address the TLS listener listens on (its port is the
 	// default port of a transport that serves the same origin).
 	TLSAddr net.Addr
+	// PacketConn, when set, is a UDP socket the process inherited for the
+	// transport (socket activation's "h3", or a parent's Upgrade): the
+	// transport serves on it instead of opening one, and closes it at Stop.
+	PacketConn net.PacketConn
 
 	MaxHeaderBytes       int           // Config.MaxHeaderBytes [0: the transport's default]
 	MaxRequestBodySize   int64         // Config.MaxRequestBodySize
@@ -78,6 +82,7 @@ type transportEngine struct {
 	t   Transport
 	tls servingEngine // the TLS engine whose address and configuration t shares
 	tc  *tls.Config
+	pc  net.PacketConn // an inherited UDP socket, or nil
 }
 
 // Run waits for the TLS listener, then serves the transport.
@@ -90,6 +95,7 @@ func (e *transportEngine) Run() error {
 	return e.t.Serve(TransportEnv{
 		TLSConfig:            e.tc.Clone(),
 		TLSAddr:              addr,
+		PacketConn:           e.pc,
 		MaxHeaderBytes:       cfg.MaxHeaderBytes,
 		MaxRequestBodySize:   cfg.MaxRequestBodySize,
 		MaxConcurrentStreams: cfg.MaxConcurrentStreams,
@@ -137,8 +143,12 @@ func (s *Server) newTransportEngines(tc *tls.Config) error {
 		return errors.New("celeris: a transport (HTTP/3) needs TLS: set Config.TLSAddr, or use StartTLS")
 	}
 	s.transportEngs = s.transportEngs[:0]
-	for _, t := range s.transports {
-		s.transportEngs = append(s.transportEngs, &transportEngine{s: s, t: t, tls: tlsEng, tc: tc})
+	for i, t := range s.transports {
+		e := &transportEngine{s: s, t: t, tls: tlsEng, tc: tc}
+		if i == 0 {
+			e.pc = s.inherit.packet // the first transport serves the TLS port's UDP (activation.go)
+		}
+		s.transportEngs = append(s.transportEngs, e)
 	}
 	return nil
 }

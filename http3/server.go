@@ -181,13 +181,17 @@ func (h *Server) listen(env celeris.TransportEnv) (listener, error) {
 		}
 		addr = net.JoinHostPort(ta.IP.String(), strconv.Itoa(ta.Port))
 	}
-	ua, err := net.ResolveUDPAddr("udp", addr)
-	if err != nil {
-		return nil, err
-	}
-	udp, err := net.ListenUDP("udp", ua)
-	if err != nil {
-		return nil, err
+	var udp net.PacketConn
+	if env.PacketConn != nil {
+		udp = env.PacketConn // inherited (socket activation, the server's Upgrade)
+	} else {
+		ua, err := net.ResolveUDPAddr("udp", addr)
+		if err != nil {
+			return nil, err
+		}
+		if udp, err = net.ListenUDP("udp", ua); err != nil {
+			return nil, err
+		}
 	}
 	tr := &quic.Transport{Conn: udp}
 	qcfg := &quic.Config{
@@ -198,7 +202,10 @@ func (h *Server) listen(env celeris.TransportEnv) (listener, error) {
 		MaxIncomingUniStreams: 16,
 		Allow0RTT:             cfg.Allow0RTT,
 	}
-	var ln listener
+	var (
+		ln  listener
+		err error
+	)
 	if cfg.Allow0RTT {
 		ln, err = tr.ListenEarly(tc, qcfg)
 	} else {
@@ -315,4 +322,18 @@ func (h *Server) forget(c *conn) {
 	h.mu.Lock()
 	delete(h.conns, c)
 	h.mu.Unlock()
+}
+
+var _ celeris.PacketTransport = (*Server)(nil)
+
+// PacketConn is the UDP socket the server reads, nil before it listens
+// (celeris.PacketTransport): the celeris.Server's Upgrade passes it on to the
+// new process.
+func (h *Server) PacketConn() net.PacketConn {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.tr == nil || h.stopped {
+		return nil
+	}
+	return h.tr.Conn
 }
