@@ -45,7 +45,7 @@ func TestWebSocketOverHTTP3(t *testing.T) {
 		OnMessage: func(c *websocket.Conn, mt websocket.MessageType, msg []byte) error {
 			return c.WriteMessage(mt, msg)
 		},
-	}))
+	})).ExtendedConnect()
 	h := Enable(s, Config{})
 	celeristest.Start(t, s)
 	addr, err := h.WaitReady()

@@ -13,6 +13,7 @@ import (
 	"github.com/celeris-dev/celeris/celeristest"
 	"github.com/celeris-dev/celeris/internal/selfcert"
 	"github.com/quic-go/quic-go"
+	"github.com/quic-go/quic-go/quicvarint"
 )
 
 // waitCancelled receives the query of a /wait request whose context ended.
@@ -185,7 +186,9 @@ func status(t *testing.T, resp []byte) string {
 var getHeaders = frameBytes(frameHeaders, block(":method", "GET", ":scheme", "https", ":path", "/", ":authority", "localhost"))
 
 // TestWireServerSettings: the server opens its control stream with SETTINGS
-// first (RFC 9114 §6.2.1): no QPACK dynamic table, its field section limit.
+// first (RFC 9114 §6.2.1): no QPACK dynamic table, its field section limit,
+// and no SETTINGS_ENABLE_CONNECT_PROTOCOL, since the server has no tunnel
+// route (TransportEnv.ExtendedConnect; TestWebSocketOverHTTP3 has one).
 func TestWireServerSettings(t *testing.T) {
 	c := dialRaw(t, wireServer(t, Config{MaxFieldSectionSize: 5000}))
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -206,6 +209,20 @@ func TestWireServerSettings(t *testing.T) {
 	ps, err := parseSettings(buf[1+k : 1+k+int(length)])
 	if err != nil || ps.maxFieldSectionSize != 5000 || ps.qpackMaxTable != 0 || ps.qpackBlocked != 0 {
 		t.Fatalf("settings %+v: %v", ps, err)
+	}
+	for p := buf[1+k : 1+k+int(length)]; len(p) > 0; {
+		id, n, err := quicvarint.Parse(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, m, err := quicvarint.Parse(p[n:])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if id == settingEnableConnectProtocol {
+			t.Fatal("SETTINGS_ENABLE_CONNECT_PROTOCOL sent by a server without a tunnel route")
+		}
+		p = p[n+m:]
 	}
 }
 
