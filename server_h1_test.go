@@ -161,7 +161,7 @@ func TestH1OneByteWrites(t *testing.T) {
 		"GET /users/5/posts/6 HTTP/1.1\r\nHost: x\r\n\r\n"
 	for i := 0; i < len(req); i++ {
 		rc.send(req[i : i+1])
-		time.Sleep(time.Millisecond)
+		time.Sleep(time.Millisecond) // a sleep: each byte must leave in a segment of its own
 	}
 	if got := bodyString(t, rc.readResponse("POST")); got != "5" {
 		t.Fatalf("chunked upload: %q", got)

@@ -17,6 +17,8 @@ import (
 
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
+
+	"github.com/celeris-dev/celeris/internal/testkit"
 )
 
 // halfCloseRoutes: safe routes that answer at once, after a while, with a large
@@ -271,15 +273,10 @@ func waitOpenConnections(t *testing.T, s *Server, n int) {
 	waitFor(t, "open connections to drop", func() bool { return s.Stats().OpenConnections == n })
 }
 
+// waitFor waits for cond (testkit.Wait).
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testkit.Wait(t, what, cond)
 }
 
 // Requests left in the input wait while much output is queued for a client that

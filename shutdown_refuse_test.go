@@ -21,6 +21,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/celeris-dev/celeris/internal/testkit"
 )
 
 // TestShutdownRefusesNewConnections: once Shutdown began, a new connection is
@@ -79,18 +81,17 @@ func TestShutdownRefusesNewConnections(t *testing.T) {
 				done <- s.Shutdown(ctx)
 			}()
 			refused := false
-			for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); {
+			refused = testkit.Until(5*time.Second, func() bool {
 				c, err := net.DialTimeout("tcp", addr, time.Second)
 				if err == nil {
 					c.Close() // accepted before the listeners closed
 				} else if errors.Is(err, syscall.ECONNREFUSED) {
-					refused = true
-					break
+					return true
 				} else if !errors.Is(err, syscall.ECONNRESET) { // reset: queued as they closed
 					t.Fatalf("dial during shutdown: %v, want ECONNREFUSED", err)
 				}
-				time.Sleep(5 * time.Millisecond)
-			}
+				return false
+			})
 			if !refused {
 				t.Fatal("new connections still accepted 5 s into the shutdown")
 			}
@@ -258,9 +259,7 @@ func TestShutdownUnderConnectionChurn(t *testing.T) {
 					}
 				}()
 			}
-			for inFlight.Load() < slow {
-				time.Sleep(time.Millisecond)
-			}
+			testkit.Wait(t, "the slow requests in their handlers", func() bool { return inFlight.Load() >= slow })
 			stop := make(chan struct{})
 			var churn sync.WaitGroup
 			var served, refused atomic.Int32

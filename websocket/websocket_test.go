@@ -14,6 +14,7 @@ import (
 
 	"github.com/celeris-dev/celeris"
 	"github.com/celeris-dev/celeris/celeristest"
+	"github.com/celeris-dev/celeris/internal/testkit"
 	"github.com/celeris-dev/celeris/internal/ws"
 	"github.com/celeris-dev/celeris/websocket"
 )
@@ -289,10 +290,7 @@ func TestServerClose(t *testing.T) {
 	}
 	c.send(true, ws.OpClose, p[:2])
 	_, _ = io.Copy(io.Discard, c.br)
-	deadline := time.Now().Add(5 * time.Second)
-	for closed.Load() != 1 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	testkit.Until(5*time.Second, func() bool { return closed.Load() == 1 })
 	if closed.Load() != 1 {
 		t.Fatal("OnClose did not run with 4000")
 	}

@@ -11,6 +11,8 @@ import (
 
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
+
+	"github.com/celeris-dev/celeris/internal/testkit"
 )
 
 // openFDs counts this process's open descriptors.
@@ -57,17 +59,11 @@ func TestSlowWatchesContext(t *testing.T) {
 				_ = c.Close()
 			}
 			closed := time.Now()
-			for {
-				n := openFDs(t)
-				if n <= baseline {
-					t.Logf("%s: descriptors back at %d (baseline %d) %v after the clients closed", proto, n, baseline, time.Since(closed).Round(time.Millisecond))
-					return
-				}
-				if time.Since(closed) > 5*time.Second {
-					t.Fatalf("%s: %d descriptors open 5 s after 200 clients left a 10 s /slow, baseline %d", proto, n, baseline)
-				}
-				time.Sleep(10 * time.Millisecond)
+			var n int
+			if !testkit.Until(5*time.Second, func() bool { n = openFDs(t); return n <= baseline }) {
+				t.Fatalf("%s: %d descriptors open 5 s after 200 clients left a 10 s /slow, baseline %d", proto, n, baseline)
 			}
+			t.Logf("%s: descriptors back at %d (baseline %d) %v after the clients closed", proto, n, baseline, time.Since(closed).Round(time.Millisecond))
 		})
 	}
 }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/celeris-dev/celeris"
 	"github.com/celeris-dev/celeris/internal/selfcert"
+	"github.com/celeris-dev/celeris/internal/testkit"
 	"github.com/celeris-dev/celeris/middleware/metrics"
 )
 
@@ -197,9 +198,7 @@ func TestTLSHandshakeTimeout(t *testing.T) {
 	}
 	closed := time.Since(start)
 	fds := srv.fds(t)
-	for deadline := time.Now().Add(2 * time.Second); fds > baseFDs && time.Now().Before(deadline); fds = srv.fds(t) {
-		time.Sleep(20 * time.Millisecond)
-	}
+	testkit.Until(2*time.Second, func() bool { fds = srv.fds(t); return fds <= baseFDs })
 	errs := srv.handshakeErrors(t) - baseErrs
 	http.DefaultClient.CloseIdleConnections()
 	t.Logf("%d stalled handshakes (dialled in %v): closed %v to %v after connecting (timeout %v), all within %v of the first dial; server descriptors %d -> %d -> %d; %d failed handshakes counted",

@@ -12,6 +12,7 @@ import (
 
 	"github.com/celeris-dev/celeris/internal/h2/frame"
 	"github.com/celeris-dev/celeris/internal/httpmsg"
+	"github.com/celeris-dev/celeris/internal/testkit"
 	"github.com/celeris-dev/celeris/internal/work"
 )
 
@@ -300,9 +301,7 @@ func TestShutdown(t *testing.T) {
 	hs := newHarness(t, h, nil)
 	hs.handshake()
 	hs.send(frame.AppendHeaders(nil, 1, true, true, hs.get("/")))
-	for hs.c.handlers == 0 {
-		time.Sleep(time.Millisecond)
-	}
+	testkit.Wait(t, "the handler", func() bool { return hs.c.handlers != 0 })
 	hs.c.Shutdown()
 	f := hs.expect(frame.TypeGoAway, 0)
 	if f.LastStreamID != 1 || f.ErrCode != frame.ErrCodeNo {
