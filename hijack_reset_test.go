@@ -31,7 +31,7 @@ func testHijackAfterClientReset(t *testing.T, e Engine) {
 	_, addr := startServer(t, Config{Engine: e, EventLoops: 1, MaxWorkers: 2}, func(s *Server) {
 		s.GET("/hijack", AdaptFunc(func(w http.ResponseWriter, r *http.Request) {
 			<-reset
-			time.Sleep(20 * time.Millisecond) // the RST is in the server's socket
+			time.Sleep(20 * time.Millisecond) // a sleep: the RST reaches the server's socket, which the handler cannot see
 			nc, _, err := w.(http.Hijacker).Hijack()
 			if err == nil {
 				_ = nc.Close()
@@ -40,7 +40,7 @@ func testHijackAfterClientReset(t *testing.T, e Engine) {
 		}))
 		s.GET("/block", func(c *Context) error {
 			close(blocking)
-			time.Sleep(300 * time.Millisecond)
+			time.Sleep(300 * time.Millisecond) // a sleep: an inline handler that holds the loop, on purpose
 			return c.String(http.StatusOK, "blocked")
 		}).Inline()
 		s.GET("/ok", func(c *Context) error { return c.String(http.StatusOK, "ok") })
@@ -52,7 +52,7 @@ func testHijackAfterClientReset(t *testing.T, e Engine) {
 	if _, err := io.WriteString(a, "GET /hijack HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(50 * time.Millisecond) // the handler waits on its worker
+	time.Sleep(50 * time.Millisecond) // a sleep: the handler waits on its worker; the client cannot see that it does
 	b, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)

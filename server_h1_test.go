@@ -37,7 +37,7 @@ func testRoutes(s *Server) {
 	s.GET("/panic", func(c *Context) error { panic("boom") })
 	s.GET("/slow", func(c *Context) error {
 		ms, _ := strconv.Atoi(c.Query("ms"))
-		time.Sleep(time.Duration(ms) * time.Millisecond)
+		time.Sleep(time.Duration(ms) * time.Millisecond) // a sleep: the route is slow on purpose (its duration is the query)
 		return c.String(200, "OK")
 	})
 	s.GET("/query", func(c *Context) error { return c.String(200, c.Query("a")+"|"+c.Query("b")) })

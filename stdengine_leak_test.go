@@ -57,7 +57,7 @@ func TestStdEngineNoGoroutineLeak(t *testing.T) {
 			io.ReadAll(c)
 		}
 		if !strings.HasSuffix(raw, "\r\n\r\n") || strings.Contains(raw, "slow") {
-			time.Sleep(20 * time.Millisecond)
+			time.Sleep(20 * time.Millisecond) // a sleep: the server reads the partial request before the client leaves; nothing tells the client it did
 			c.Close()
 		}
 		defer c.Close()
@@ -77,7 +77,7 @@ func TestStdEngineNoGoroutineLeak(t *testing.T) {
 			t.Fatal(err)
 		}
 		io.WriteString(c, hello)
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond) // a sleep: the server reads the partial handshake before the client leaves; nothing tells the client it did
 		c.Close()
 	}
 	client := tlsClient(t, true)

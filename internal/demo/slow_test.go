@@ -36,7 +36,7 @@ func TestSlowWatchesContext(t *testing.T) {
 	addr := strings.TrimPrefix(base, "http://")
 	for _, proto := range []string{"h1", "h2c"} {
 		t.Run(proto, func(t *testing.T) {
-			time.Sleep(100 * time.Millisecond) // let the previous run's descriptors go
+			time.Sleep(100 * time.Millisecond) // a sleep: the previous run's descriptors go, which has no event in this process
 			baseline := openFDs(t)
 			const clients = 200
 			conns := make([]net.Conn, clients)
@@ -54,7 +54,7 @@ func TestSlowWatchesContext(t *testing.T) {
 				}()
 			}
 			wg.Wait()
-			time.Sleep(100 * time.Millisecond)
+			time.Sleep(100 * time.Millisecond) // a sleep: the requests reach their handlers before the clients close; the clients cannot see it
 			for _, c := range conns {
 				_ = c.Close()
 			}

@@ -376,7 +376,7 @@ func TestContextCancelledOnReset(t *testing.T) {
 	hs := newHarness(t, h, nil)
 	hs.handshake()
 	hs.send(frame.AppendHeaders(nil, 1, true, true, hs.get("/")))
-	time.Sleep(20 * time.Millisecond)
+	time.Sleep(20 * time.Millisecond) // a sleep: the handler waits on its context before the RST_STREAM comes; the harness cannot see that it does
 	hs.send(frame.AppendRSTStream(nil, 1, frame.ErrCodeCancel))
 	if err := <-cancelled; err == nil {
 		t.Fatal("context not cancelled by RST_STREAM")
@@ -405,7 +405,7 @@ func TestCloseUnblocksHandlers(t *testing.T) {
 	hs.send(frame.AppendHeaders(nil, 1, false, true, hs.post("/read")))
 	hs.send(frame.AppendData(nil, 1, false, []byte("partial")))
 	hs.send(frame.AppendHeaders(nil, 3, true, true, hs.get("/write")))
-	time.Sleep(50 * time.Millisecond)
+	time.Sleep(50 * time.Millisecond) // a sleep: the handlers block in their reads and writes before the close; the harness cannot see that they do
 	hs.c.OnClose(nil)
 	for range 2 {
 		select {
@@ -531,7 +531,7 @@ func TestContentLengthBody(t *testing.T) {
 							body, err := r.Body, error(nil)
 							if r.BodyReader != nil {
 								if !readEarly {
-									time.Sleep(20 * time.Millisecond) // the whole body has come
+									time.Sleep(20 * time.Millisecond) // a sleep: the whole body has come before the handler reads it, on purpose
 								}
 								body, err = io.ReadAll(r.BodyReader)
 							}
@@ -547,7 +547,7 @@ func TestContentLengthBody(t *testing.T) {
 					}
 					for i, d := range tt.data {
 						if readEarly {
-							time.Sleep(5 * time.Millisecond) // the handler waits for it
+							time.Sleep(5 * time.Millisecond) // a sleep: the handler waits for each DATA frame, on purpose
 						}
 						hs.send(frame.AppendData(nil, 1, i == len(tt.data)-1 && !tt.trailers, []byte(d)))
 					}

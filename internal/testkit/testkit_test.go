@@ -13,7 +13,7 @@ func TestUntil(t *testing.T) {
 	var n atomic.Int32
 	go func() {
 		for i := 0; i < 3; i++ {
-			time.Sleep(time.Millisecond) // the event the wait is for, at a later time
+			runtime.Gosched() // the event the wait is for comes later
 			n.Add(1)
 		}
 	}()
