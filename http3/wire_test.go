@@ -210,20 +210,28 @@ func TestWireServerSettings(t *testing.T) {
 	if err != nil || ps.maxFieldSectionSize != 5000 || ps.qpackMaxTable != 0 || ps.qpackBlocked != 0 {
 		t.Fatalf("settings %+v: %v", ps, err)
 	}
-	for p := buf[1+k : 1+k+int(length)]; len(p) > 0; {
-		id, n, err := quicvarint.Parse(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, m, err := quicvarint.Parse(p[n:])
-		if err != nil {
-			t.Fatal(err)
-		}
-		if id == settingEnableConnectProtocol {
-			t.Fatal("SETTINGS_ENABLE_CONNECT_PROTOCOL sent by a server without a tunnel route")
-		}
-		p = p[n+m:]
+	if _, ok := settingsValues(t, buf[1+k:1+k+int(length)])[settingEnableConnectProtocol]; ok {
+		t.Fatal("SETTINGS_ENABLE_CONNECT_PROTOCOL sent by a server without a tunnel route")
 	}
+}
+
+// settingsValues reads a SETTINGS frame's payload: identifier -> value.
+func settingsValues(t *testing.T, p []byte) map[uint64]uint64 {
+	t.Helper()
+	m := map[uint64]uint64{}
+	for len(p) > 0 {
+		id, a, err := quicvarint.Parse(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		val, b, err := quicvarint.Parse(p[a:])
+		if err != nil {
+			t.Fatal(err)
+		}
+		m[id] = val
+		p = p[a+b:]
+	}
+	return m
 }
 
 // TestWireRequestStreamRules: RFC 9114 §4 and §7 over a real connection.

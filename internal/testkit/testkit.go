@@ -91,6 +91,13 @@ func (l *Log) String() string {
 	return l.b.String()
 }
 
+// Reset drops everything written so far.
+func (l *Log) Reset() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.b.Reset()
+}
+
 // Count returns how many times s was written so far.
 func (l *Log) Count(s string) int { return strings.Count(l.String(), s) }
 
