@@ -364,8 +364,10 @@ func TestUpgrade(t *testing.T) {
 
 func TestContextCancelledOnReset(t *testing.T) {
 	cancelled := make(chan error, 1)
+	ready := make(chan struct{}) // the handler has its context
 	h := handlerFunc{serve: func(r *httpmsg.Request, w httpmsg.ResponseWriter) {
 		ctx := requestContext(r, w)
+		close(ready)
 		select {
 		case <-ctx.Done():
 			cancelled <- ctx.Err()
@@ -376,7 +378,7 @@ func TestContextCancelledOnReset(t *testing.T) {
 	hs := newHarness(t, h, nil)
 	hs.handshake()
 	hs.send(frame.AppendHeaders(nil, 1, true, true, hs.get("/")))
-	time.Sleep(20 * time.Millisecond) // a sleep: the handler waits on its context before the RST_STREAM comes; the harness cannot see that it does
+	<-ready
 	hs.send(frame.AppendRSTStream(nil, 1, frame.ErrCodeCancel))
 	if err := <-cancelled; err == nil {
 		t.Fatal("context not cancelled by RST_STREAM")
