@@ -208,7 +208,7 @@ func isInternal(f string) bool {
 	return false
 }
 
-// TestSleepsSayWhy: a time.Sleep in the core module's tests stands for no
+// TestSleepsSayWhy: a call of time's Sleep in the core module's tests stands for no
 // condition the test could wait for (internal/testkit waits for those); each
 // says why it must be a sleep, in a comment on its line that starts
 // "a sleep:".
@@ -241,7 +241,7 @@ outer:
 			}
 			count++
 			if !strings.Contains(line, "// a sleep: ") {
-				t.Errorf("%s:%d: a time.Sleep without \"// a sleep: why\" (wait for the condition with internal/testkit instead)", f, n+1)
+				t.Errorf("%s:%d: a sleep without \"// a sleep: why\" (wait for the condition with internal/testkit instead)", f, n+1)
 			}
 		}
 	}
