@@ -59,12 +59,16 @@ func (r *Route) ExtendedConnect() *Route {
 }
 
 // warnUnmarkedTunnel logs, once per route, a WebSocket switched over HTTP/1.1
-// on a GET route without the ExtendedConnect mark while the server would
-// serve extended CONNECT: the route's WebSocket stays off HTTP/2 and HTTP/3.
+// on a GET route without the ExtendedConnect mark, on a listener that speaks
+// HTTP/2 and a server that would serve extended CONNECT: the route's WebSocket
+// stays off HTTP/2 and HTTP/3.
 func (c *Context) warnUnmarkedTunnel() {
 	r := c.route
 	if r == nil || r.tunnel || r.method != http.MethodGet || c.server == nil || c.server.cfg.DisableExtendedConnect {
 		return
+	}
+	if c.server.cfg.DisableH2C && c.TLS() == nil {
+		return // this listener speaks no HTTP/2
 	}
 	if atomic.CompareAndSwapUint32(&r.unmarkedLogged, 0, 1) {
 		c.server.logger.Warn("celeris: a WebSocket route is not marked Route.ExtendedConnect: it serves WebSocket over HTTP/1.1 only", "route", r.method+" "+r.pattern)
