@@ -111,16 +111,16 @@ type Config struct {
 	MaxRequestBodySize int64 // larger bodies get 413 [4 MiB]
 
 	DisableH2C bool // serve HTTP/1.x only: no h2c prior knowledge or Upgrade
-	// DisableExtendedConnect keeps HTTP/2 from advertising RFC 8441's
-	// SETTINGS_ENABLE_CONNECT_PROTOCOL even when a route serves WebSocket over
-	// HTTP/2 (websocket.Handler, Route.ExtendedConnect): browsers then open every
-	// WebSocket on an HTTP/1.1 connection, as a WebSocket library mounted through
-	// Adapt needs (xconnect.go). [false]
+	// DisableExtendedConnect keeps HTTP/2 (and HTTP/3) from advertising RFC
+	// 8441's SETTINGS_ENABLE_CONNECT_PROTOCOL even when a route serves WebSocket
+	// over HTTP/2 (Route.ExtendedConnect): browsers then open every WebSocket
+	// on an HTTP/1.1 connection, as a WebSocket library mounted through Adapt
+	// needs. [false]
 	DisableExtendedConnect bool
 	// DisableAutoOptions turns off the server's own answer to OPTIONS on a path
 	// that has routes but no OPTIONS route (204 with Allow, through the Use
 	// middleware, so that the CORS middleware answers preflights): such a request
-	// then gets 405 (target.go). [false]
+	// then gets 405. [false]
 	DisableAutoOptions bool
 
 	MaxConcurrentStreams uint32 // HTTP/2 streams per connection [250]

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/celeris-dev/celeris/internal/httpmsg"
+	"github.com/celeris-dev/celeris/transport"
 )
 
 // Transport serves the Server's routes on a listener of its own, beside the
@@ -62,6 +63,15 @@ type TransportEnv struct {
 	ReadHeaderTimeout    time.Duration // Config.ReadHeaderTimeout [0: the transport's default]
 	HandshakeTimeout     time.Duration // Config.TLSHandshakeTimeout [0: the transport's default]
 	Logger               *slog.Logger
+
+	// Handler serves the requests the transport reads through the server's
+	// router, middleware and Context (package transport: Prepare, then Serve).
+	Handler transport.Handler
+	// ExtendedConnect reports whether the server serves extended CONNECT
+	// (RFC 8441, RFC 9220): it has a tunnel route (Route.ExtendedConnect) and
+	// Config.DisableExtendedConnect is not set. An HTTP/3 transport then sends
+	// SETTINGS_ENABLE_CONNECT_PROTOCOL, as HTTP/2 does.
+	ExtendedConnect bool
 }
 
 // AddTransport registers t to be started by Start (or StartTLS) and stopped by
@@ -103,6 +113,8 @@ func (e *transportEngine) Run() error {
 		ReadHeaderTimeout:    cfg.ReadHeaderTimeout,
 		HandshakeTimeout:     cfg.TLSHandshakeTimeout,
 		Logger:               e.s.logger,
+		Handler:              e.s.handler(),
+		ExtendedConnect:      e.s.extendedConnect(),
 	})
 }
 

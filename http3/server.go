@@ -11,8 +11,7 @@ import (
 	"time"
 
 	"github.com/celeris-dev/celeris"
-	"github.com/celeris-dev/celeris/internal/hook"
-	"github.com/celeris-dev/celeris/internal/httpmsg"
+	"github.com/celeris-dev/celeris/transport"
 	"github.com/quic-go/quic-go"
 )
 
@@ -78,11 +77,12 @@ type listener interface {
 // stopped by the celeris.Server (it is its celeris.Transport).
 type Server struct {
 	cfg     Config
-	handler httpmsg.Handler
+	handler transport.Handler // TransportEnv.Handler, set by Serve
 	logger  *slog.Logger
 
 	// Set by Serve before ready is closed; read only afterwards.
 	maxFieldSection uint64
+	extendedConnect bool // TransportEnv.ExtendedConnect
 	maxBody         int64
 	headerTimeout   time.Duration
 	allow0RTT       bool
@@ -109,17 +109,28 @@ var _ celeris.Transport = (*Server)(nil)
 // over TLS then carries Alt-Svc: h3=":PORT"; ma=86400, so that browsers move to
 // HTTP/3. Call it before s starts.
 func Enable(s *celeris.Server, cfg Config) *Server {
-	h := newServer(hook.Handler(s), cfg)
+	h := newServer(nil, cfg)
 	s.AddTransport(h)
 	return h
 }
 
-func newServer(handler httpmsg.Handler, cfg Config) *Server {
+// newServer returns a Server that serves handler, or the handler of the
+// TransportEnv that Serve gets when handler is nil.
+func newServer(handler transport.Handler, cfg Config) *Server {
 	return &Server{cfg: cfg, handler: handler, ready: make(chan struct{}), conns: make(map[*conn]struct{}), workers: newWorkers()}
 }
 
 // Serve listens on UDP and serves HTTP/3 until Stop (celeris.Transport).
 func (h *Server) Serve(env celeris.TransportEnv) error {
+	if h.handler == nil {
+		h.handler = env.Handler
+	}
+	h.extendedConnect = env.ExtendedConnect
+	if h.handler == nil {
+		h.readyErr = errors.New("celerish3: TransportEnv without a Handler")
+		close(h.ready)
+		return h.readyErr
+	}
 	ln, err := h.listen(env)
 	if err != nil {
 		h.readyErr = err
