@@ -11,7 +11,7 @@ import (
 )
 
 // StartGraceful serves until SIGINT or SIGTERM, then shuts down gracefully:
-// the readiness check fails for Config.ShutdownDelay (readiness.go), new
+// the readiness check fails for Config.ShutdownDelay (see ReadyHandler), new
 // connections are refused, in-flight requests get up to timeout to finish. On
 // SIGHUP (Unix) it upgrades: it starts the program again with its listening
 // sockets (Upgrade) and, once the new process serves, drains and returns nil;

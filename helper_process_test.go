@@ -61,7 +61,7 @@ func TestHelperServer(t *testing.T) {
 	s.GET("/pid", func(c *celeris.Context) error { return c.String(200, pid) })
 	s.GET("/slow", func(c *celeris.Context) error {
 		ms, _ := strconv.Atoi(c.Query("ms"))
-		time.Sleep(time.Duration(ms) * time.Millisecond)
+		time.Sleep(time.Duration(ms) * time.Millisecond) // a sleep: the route is slow on purpose
 		return c.String(200, pid)
 	})
 	s.GET("/ws", websocket.Handler(nil, func(c *websocket.Conn) {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/celeris-dev/celeris"
+	"github.com/celeris-dev/celeris/internal/testkit"
 )
 
 // TestShutdownDelay: during Config.ShutdownDelay the readiness route answers
@@ -47,9 +48,7 @@ func TestShutdownDelay(t *testing.T) {
 			start := time.Now()
 			done := make(chan error, 1)
 			go func() { done <- s.Shutdown(context.Background()) }()
-			for !s.NotReady() {
-				time.Sleep(time.Millisecond)
-			}
+			testkit.Wait(t, "the readiness flip", s.NotReady)
 			// New connections (DisableKeepAlives) during the delay.
 			for i := 0; i < 3; i++ {
 				if code, _ := get("/readyz"); code != http.StatusServiceUnavailable {

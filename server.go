@@ -97,7 +97,7 @@ type Config struct {
 	AltSvc string
 
 	// ShutdownDelay is how long Shutdown keeps accepting and serving, with
-	// ReadyHandler answering 503, before it stops accepting (readiness.go): the
+	// ReadyHandler answering 503, before it stops accepting: the
 	// time a load balancer or Kubernetes needs to stop sending new connections.
 	// [0]
 	ShutdownDelay time.Duration
@@ -427,7 +427,7 @@ func (s *Server) Addr() net.Addr {
 const stopGrace = 100 * time.Millisecond
 
 // Shutdown fails the readiness check and waits Config.ShutdownDelay
-// (readiness.go), then stops accepting connections, lets in-flight requests finish (idle
+// (see ReadyHandler), then stops accepting connections, lets in-flight requests finish (idle
 // connections close at once, busy ones after their response), then stops the
 // engines (plaintext and TLS alike). When ctx ends first, remaining connections
 // are closed and ctx's error returned. It first closes ShuttingDown's channel, so

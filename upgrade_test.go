@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/celeris-dev/celeris/celeristest"
+	"github.com/celeris-dev/celeris/internal/testkit"
 	"golang.org/x/net/http2"
 )
 
@@ -223,7 +224,7 @@ func TestUpgradeUnderLoad(t *testing.T) {
 			l.finish()
 		}
 	}()
-	time.Sleep(200 * time.Millisecond)
+	time.Sleep(200 * time.Millisecond) // a sleep: the load runs a while before the first upgrade
 
 	// A new process that exits before it serves: the old one goes on serving.
 	if err := os.WriteFile(failFile, nil, 0o600); err != nil {
@@ -232,12 +233,8 @@ func TestUpgradeUnderLoad(t *testing.T) {
 	if err := syscall.Kill(cur.Pid, syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for !strings.Contains(h.Stderr(), "upgrade failed") {
-		if time.Now().After(deadline) {
-			t.Fatal("the failed upgrade was not reported")
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !testkit.Until(20*time.Second, func() bool { return strings.Contains(h.Stderr(), "upgrade failed") }) {
+		t.Fatal("the failed upgrade was not reported")
 	}
 	if pid := getPid(t, insecure, "http://"+plain); pid != cur.Pid {
 		t.Fatalf("after a failed upgrade %d answers, want %d", pid, cur.Pid)
@@ -263,7 +260,7 @@ func TestUpgradeUnderLoad(t *testing.T) {
 		inflight <- fmt.Sprintf("%d close=%v %s", resp.StatusCode, resp.Close, b)
 	}()
 	for i := range 3 {
-		time.Sleep(300 * time.Millisecond)
+		time.Sleep(300 * time.Millisecond) // a sleep: each process serves the load a while before its upgrade
 		if err := syscall.Kill(cur.Pid, syscall.SIGHUP); err != nil {
 			t.Fatal(err)
 		}
@@ -283,7 +280,7 @@ func TestUpgradeUnderLoad(t *testing.T) {
 		celeristest.WaitGone(t, cur.Pid, 30*time.Second)
 		cur = next
 	}
-	time.Sleep(300 * time.Millisecond)
+	time.Sleep(300 * time.Millisecond) // a sleep: the last process serves the load a while before it stops
 	l.finish()
 	l.mu.Lock()
 	pids, errs := len(l.pids), l.errs
