@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/net/http2/hpack"
 
+	"github.com/celeris-dev/celeris/httpfield"
 	"github.com/celeris-dev/celeris/internal/h2/frame"
 	"github.com/celeris-dev/celeris/internal/httpmsg"
 	"github.com/celeris-dev/celeris/internal/work"
@@ -192,7 +193,7 @@ func NewUpgradedConn(nc httpmsg.Conn, h httpmsg.Handler, pool *work.Pool, cfg *C
 	// mean nothing on stream 1 (RFC 9113 §8.2.2).
 	kept := s.req.Header[:0]
 	for _, f := range s.req.Header {
-		if !connectionSpecific(f.Name) && !httpmsg.EqualFold(f.Name, "http2-settings") {
+		if !httpfield.ConnectionSpecific(f.Name) && !httpmsg.EqualFold(f.Name, "http2-settings") {
 			kept = append(kept, f)
 		}
 	}

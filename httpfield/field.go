@@ -1,0 +1,199 @@
+// Package httpfield holds HTTP's rules for header and trailer fields, written
+// once for every protocol Celeris speaks: what a field name and value may hold
+// (RFC 9110 §5.1, §5.5), which fields are connection-specific (RFC 9113 §8.2.2,
+// RFC 9114 §4.2), which may not be trailers (RFC 9110 §6.5.1), the request
+// pseudo-header fields of HTTP/2 and HTTP/3 (RFC 9113 §8.3.1, RFC 9114 §4.3.1,
+// RFC 8441, RFC 9220), and the authority of Host and :authority (RFC 3986 §3.2).
+//
+// The HTTP/1.1, HTTP/2 and HTTP/3 writers, the net/http adapter and Hijack's
+// 101 head drop a response field that ValidResponseField refuses (response
+// splitting, CWE-113), and the HTTP/2 and HTTP/3 readers treat a request field
+// that CheckRequestField refuses as malformed. It imports the standard library
+// only, so modules outside the core (http3) use the same rules.
+//
+// Policy on the bytes of a value: CR, LF and NUL are refused (RFC 9110 §5.5:
+// "Field values containing CR, LF, or NUL characters are invalid and
+// dangerous"); obs-text (0x80-0xFF) and HTAB are allowed, as the grammar does;
+// the other control characters, which the grammar leaves out but which §5.5
+// lets a recipient keep "for the sake of robustness", are kept too, as net/http
+// and golang.org/x/net/http2 do when they write.
+package httpfield
+
+// tchar classes: token characters (RFC 9110 §5.6.2) and their lower-case subset.
+const (
+	cTchar      = 1 << iota // tchar
+	cLowerTchar             // tchar other than 'A'-'Z'
+)
+
+var class = func() (t [256]uint8) {
+	for c := '0'; c <= '9'; c++ {
+		t[c] = cTchar | cLowerTchar
+	}
+	for c := 'a'; c <= 'z'; c++ {
+		t[c] = cTchar | cLowerTchar
+	}
+	for c := 'A'; c <= 'Z'; c++ {
+		t[c] = cTchar
+	}
+	for _, c := range "!#$%&'*+-.^_`|~" {
+		t[c] = cTchar | cLowerTchar
+	}
+	return t
+}()
+
+// IsTchar reports whether b is a tchar (RFC 9110 §5.6.2).
+func IsTchar(b byte) bool { return class[b]&cTchar != 0 }
+
+// IsLowerTchar reports whether b is a tchar other than an upper-case letter: a
+// byte of an HTTP/2 or HTTP/3 field name.
+func IsLowerTchar(b byte) bool { return class[b]&cLowerTchar != 0 }
+
+// ValidName reports whether name is a field name: a token (RFC 9110 §5.1,
+// "field-name = token"), in any case.
+func ValidName(name string) bool {
+	if name == "" {
+		return false
+	}
+	acc := uint8(cTchar)
+	i := 0
+	for ; i+4 <= len(name); i += 4 {
+		acc &= class[name[i]] & class[name[i+1]] & class[name[i+2]] & class[name[i+3]]
+	}
+	for ; i < len(name); i++ {
+		acc &= class[name[i]]
+	}
+	return acc&cTchar != 0
+}
+
+// ValidValue reports whether value holds no CR, LF or NUL (RFC 9110 §5.5; see
+// the package doc for the other bytes). It reads eight bytes at a time, the
+// last word overlapping the one before it: all three bytes are below 0x20, so a
+// word without such a byte passes with one test, and only a word that has one
+// (an HTAB, say) is looked at byte by byte.
+func ValidValue(value string) bool {
+	if len(value) < 8 {
+		return noCRLFNUL(value)
+	}
+	for i := 0; ; i += 8 {
+		if i > len(value)-8 {
+			i = len(value) - 8
+		}
+		if hasLess(word(value, i), 0x20) != 0 && !noCRLFNUL(value[i:i+8]) {
+			return false
+		}
+		if i == len(value)-8 {
+			return true
+		}
+	}
+}
+
+// word loads value[i:i+8] little-endian (the compiler merges the loads).
+func word(s string, i int) uint64 {
+	s = s[i : i+8]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+// hasLess is non-zero when a byte of x is below n (n <= 128): the classic
+// "determine if a word has a byte less than n" test.
+func hasLess(x, n uint64) uint64 {
+	return (x - 0x0101010101010101*n) & ^x & 0x8080808080808080
+}
+
+// noCRLFNUL is ValidValue byte by byte.
+func noCRLFNUL(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c == '\r' || c == '\n' || c == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// ValidResponseField reports whether a response field (header or trailer) may
+// be sent: its name is a token and its value holds no CR, LF or NUL. Every
+// writer drops any other field.
+func ValidResponseField(name, value string) bool {
+	return ValidName(name) && ValidValue(value)
+}
+
+// ConnectionSpecific reports whether name (any case) is a connection-specific
+// field, which HTTP/2 and HTTP/3 messages may not carry (RFC 9113 §8.2.2, RFC
+// 9114 §4.2): Connection, Keep-Alive, Proxy-Connection, Transfer-Encoding,
+// Upgrade. TE is the one exception, allowed with the value "trailers" only
+// (ValidTE).
+func ConnectionSpecific(name string) bool {
+	switch len(name) {
+	case 7:
+		return equalFold(name, "upgrade")
+	case 10:
+		return equalFold(name, "connection") || equalFold(name, "keep-alive")
+	case 16:
+		return equalFold(name, "proxy-connection")
+	case 17:
+		return equalFold(name, "transfer-encoding")
+	}
+	return false
+}
+
+// ValidTE reports whether value is the only TE an HTTP/2 or HTTP/3 request may
+// carry: "trailers" (RFC 9113 §8.2.2, RFC 9114 §4.2).
+func ValidTE(value string) bool { return value == "trailers" }
+
+// ForbiddenTrailer reports whether a field named name (any case) must not be
+// sent as a trailer, and is dropped by the writers: RFC 9110 §6.5.1 keeps out of
+// the trailer section the fields needed before the content is processed:
+// message framing (Content-Length, Transfer-Encoding, Trailer, TE), routing
+// (Host), request modifiers (controls and conditionals: Cache-Control, Expect,
+// Max-Forwards, Pragma, Range, If-*), authentication (Authorization, Proxy-*,
+// WWW-Authenticate, Set-Cookie), response control data (Age, Date, Expires,
+// Location, Retry-After, Vary) and content format (Content-Type,
+// Content-Encoding, Content-Range), plus the connection-specific fields and
+// pseudo-header fields (RFC 9113 §8.1, RFC 9114 §4.3). It covers net/http's
+// badTrailer list.
+func ForbiddenTrailer(name string) bool {
+	if name == "" || name[0] == ':' {
+		return true
+	}
+	if len(name) > 3 && equalFold(name[:3], "if-") {
+		return true
+	}
+	for _, f := range forbiddenTrailers {
+		if equalFold(name, f) {
+			return true
+		}
+	}
+	return false
+}
+
+var forbiddenTrailers = [...]string{
+	"Age", "Authorization", "Cache-Control", "Connection", "Content-Encoding",
+	"Content-Length", "Content-Range", "Content-Type", "Date", "Expect", "Expires",
+	"Host", "Keep-Alive", "Location", "Max-Forwards", "Pragma", "Proxy-Authenticate",
+	"Proxy-Authorization", "Proxy-Connection", "Range", "Realm", "Retry-After",
+	"Set-Cookie", "TE", "Trailer", "Transfer-Encoding", "Upgrade", "Vary",
+	"WWW-Authenticate",
+}
+
+// equalFold reports whether ASCII strings a and b are equal ignoring case.
+func equalFold(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		ca, cb := a[i], b[i]
+		if ca == cb {
+			continue
+		}
+		if 'A' <= ca && ca <= 'Z' {
+			ca += 'a' - 'A'
+		}
+		if 'A' <= cb && cb <= 'Z' {
+			cb += 'a' - 'A'
+		}
+		if ca != cb {
+			return false
+		}
+	}
+	return true
+}
