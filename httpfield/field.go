@@ -11,12 +11,15 @@
 // that CheckRequestField refuses as malformed. It imports the standard library
 // only, so modules outside the core (http3) use the same rules.
 //
-// Policy on the bytes of a value: CR, LF and NUL are refused (RFC 9110 §5.5:
-// "Field values containing CR, LF, or NUL characters are invalid and
-// dangerous"); obs-text (0x80-0xFF) and HTAB are allowed, as the grammar does;
-// the other control characters, which the grammar leaves out but which §5.5
-// lets a recipient keep "for the sake of robustness", are kept too, as net/http
-// and golang.org/x/net/http2 do when they write.
+// Policy on the bytes of a value. A value sent holds what the grammar allows
+// (RFC 9110 §5.5: field-vchar = VCHAR / obs-text, SP and HTAB between; §2.2: "A
+// sender MUST NOT generate protocol elements that do not match the grammar"):
+// obs-text (0x80-0xFF) is sent, every control character but HTAB is not, DEL
+// included (ValidValue; golang.org/x/net/http2's server drops the same values,
+// and Go's HTTP/2 client refuses a response that has one). A value received
+// must be free of CR, LF and NUL only (SafeValue: RFC 9110 §5.5 "invalid and
+// dangerous", RFC 9113 §8.2.1, RFC 9114 §4.2); the other control characters
+// are kept, as §5.5 allows "for the sake of robustness".
 package httpfield
 
 // tchar classes: token characters (RFC 9110 §5.6.2) and their lower-case subset.
@@ -65,12 +68,42 @@ func ValidName(name string) bool {
 	return acc&cTchar != 0
 }
 
-// ValidValue reports whether value holds no CR, LF or NUL (RFC 9110 §5.5; see
-// the package doc for the other bytes). It reads eight bytes at a time, the
-// last word overlapping the one before it: all three bytes are below 0x20, so a
-// word without such a byte passes with one test, and only a word that has one
-// (an HTAB, say) is looked at byte by byte.
+// ValidValue reports whether value may be sent: it holds no control character
+// but HTAB (RFC 9110 §5.5; see the package doc). It reads eight bytes at a
+// time, the last word overlapping the one before it: a word without a byte
+// below 0x20 or a DEL passes with one test, and only a word that has one (an
+// HTAB, say) is looked at byte by byte.
 func ValidValue(value string) bool {
+	if len(value) < 8 {
+		return vchars(value)
+	}
+	for i := 0; ; i += 8 {
+		if i > len(value)-8 {
+			i = len(value) - 8
+		}
+		if x := word(value, i); hasLess(x, 0x20)|hasZero(x^0x7f*lsb) != 0 && !vchars(value[i:i+8]) {
+			return false
+		}
+		if i == len(value)-8 {
+			return true
+		}
+	}
+}
+
+// vchars is ValidValue byte by byte.
+func vchars(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 && c != '\t' || c == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// SafeValue reports whether a value received may be kept: it holds no CR, LF
+// or NUL (RFC 9110 §5.5, RFC 9113 §8.2.1, RFC 9114 §4.2; see the package doc).
+// It reads eight bytes at a time, as ValidValue.
+func SafeValue(value string) bool {
 	if len(value) < 8 {
 		return noCRLFNUL(value)
 	}
@@ -94,13 +127,19 @@ func word(s string, i int) uint64 {
 		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }
 
+const (
+	lsb = 0x0101010101010101
+	msb = 0x8080808080808080
+)
+
 // hasLess is non-zero when a byte of x is below n (n <= 128): the classic
 // "determine if a word has a byte less than n" test.
-func hasLess(x, n uint64) uint64 {
-	return (x - 0x0101010101010101*n) & ^x & 0x8080808080808080
-}
+func hasLess(x, n uint64) uint64 { return (x - lsb*n) & ^x & msb }
 
-// noCRLFNUL is ValidValue byte by byte.
+// hasZero is non-zero when a byte of x is zero.
+func hasZero(x uint64) uint64 { return (x - lsb) & ^x & msb }
+
+// noCRLFNUL is SafeValue byte by byte.
 func noCRLFNUL(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c == '\r' || c == '\n' || c == 0 {
@@ -111,8 +150,8 @@ func noCRLFNUL(s string) bool {
 }
 
 // ValidResponseField reports whether a response field (header or trailer) may
-// be sent: its name is a token and its value holds no CR, LF or NUL. Every
-// writer drops any other field.
+// be sent: its name is a token and its value holds no control character but
+// HTAB (ValidValue). Every writer drops any other field.
 func ValidResponseField(name, value string) bool {
 	return ValidName(name) && ValidValue(value)
 }

@@ -36,18 +36,23 @@ func TestValidName(t *testing.T) {
 	}
 }
 
-// TestValidValue: RFC 9110 §5.5; CR, LF and NUL refused wherever they are, in
-// values shorter and longer than a word, obs-text and HTAB kept.
+// TestValidValue: RFC 9110 §5.5; control characters but HTAB refused wherever
+// they are, in values shorter and longer than a word, obs-text and HTAB kept;
+// SafeValue refuses CR, LF and NUL only.
 func TestValidValue(t *testing.T) {
 	for _, tc := range []struct {
 		value string
 		want  bool
+		safe  bool // SafeValue's verdict, when want is false
 	}{
 		{value: "", want: true},
 		{value: "text/html; charset=utf-8", want: true},
 		{value: "a\tb", want: true},                 // HTAB
 		{value: "caf\xc3\xa9 \x80\xff", want: true}, // obs-text
-		{value: "bell\x07", want: true},             // other CTL: kept (package doc)
+		{value: "bell\x07", safe: true},             // other CTL: not sent, kept when received
+		{value: "del\x7f", safe: true},
+		{value: strings.Repeat("x", 12) + "\x1b", safe: true},
+		{value: "\x7f" + strings.Repeat("x", 12), safe: true},
 		{value: "a\r\nInjected: 1", want: false},
 		{value: "a\nb", want: false},
 		{value: "a\rb", want: false},
@@ -61,15 +66,24 @@ func TestValidValue(t *testing.T) {
 		if got := ValidValue(tc.value); got != tc.want {
 			t.Errorf("ValidValue(%q) = %v, want %v", tc.value, got, tc.want)
 		}
+		if got := SafeValue(tc.value); got != (tc.want || tc.safe) {
+			t.Errorf("SafeValue(%q) = %v, want %v", tc.value, got, tc.want || tc.safe)
+		}
 	}
 }
 
-// TestValidValueEveryByte checks the word-at-a-time scan against a byte-by-byte one, with
+// TestValidValueEveryByte checks the word-at-a-time scans against byte-by-byte ones, with
 // every byte value at every position of values of 0 to 24 bytes.
 func TestValidValueEveryByte(t *testing.T) {
 	ref := func(s string) bool {
-		return !strings.ContainsAny(s, "\r\n\x00")
+		for i := 0; i < len(s); i++ {
+			if s[i] < 0x20 && s[i] != '\t' || s[i] == 0x7f {
+				return false
+			}
+		}
+		return true
 	}
+	safe := func(s string) bool { return !strings.ContainsAny(s, "\r\n\x00") }
 	base := []byte("abcdefgh\tijklmnop qrstuvw")
 	for n := 0; n <= 24; n++ {
 		for pos := 0; pos < n; pos++ {
@@ -78,6 +92,9 @@ func TestValidValueEveryByte(t *testing.T) {
 				v[pos] = byte(c)
 				if got, want := ValidValue(string(v)), ref(string(v)); got != want {
 					t.Fatalf("ValidValue(%q) = %v, want %v", v, got, want)
+				}
+				if got, want := SafeValue(string(v)), safe(string(v)); got != want {
+					t.Fatalf("SafeValue(%q) = %v, want %v", v, got, want)
 				}
 			}
 		}
@@ -94,6 +111,10 @@ func FuzzValidValue(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		want := !strings.ContainsAny(s, "\r\n\x00")
+		if got := SafeValue(s); got != want {
+			t.Fatalf("SafeValue(%q) = %v, want %v", s, got, want)
+		}
+		want = !strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 && r != '\t' || r == 0x7f })
 		if got := ValidValue(s); got != want {
 			t.Fatalf("ValidValue(%q) = %v, want %v", s, got, want)
 		}

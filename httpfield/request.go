@@ -23,7 +23,7 @@ func CheckRequestField(name, value string) string {
 			return "invalid field name"
 		}
 	}
-	if !ValidValue(value) {
+	if !SafeValue(value) {
 		return "invalid field value"
 	}
 	if n := len(value); n > 0 && (isSpace(value[0]) || isSpace(value[n-1])) {
