@@ -171,6 +171,35 @@ func TestCVEPrefaceWithoutSettings(t *testing.T) {
 	}
 }
 
+// TestCVESettingsInTime: a client whose SETTINGS follow the magic a moment
+// later, within the read-header timeout, is served, and still is after the
+// timeout passed (the timer stopped with its SETTINGS).
+func TestCVESettingsInTime(t *testing.T) {
+	t.Parallel()
+	for _, tg := range cveTargets(t, "h2", testRoutes) {
+		t.Run(tg.name, func(t *testing.T) {
+			t.Parallel()
+			nc := tg.dial(t)
+			io.WriteString(nc, http2.ClientPreface)
+			time.Sleep(cveHeaderTimeout / 4) // the pause under test: SETTINGS arrive late but in time
+			fr := http2.NewFramer(nc, nc)
+			fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
+			if err := fr.WriteSettings(); err != nil {
+				t.Fatal(err)
+			}
+			h2Request(t, fr, 1, "/bench")
+			if got := h2Status(t, fr, 1); got != "200" {
+				t.Fatalf("answer %s, want 200", got)
+			}
+			time.Sleep(cveHeaderTimeout * 2) // past the timeout: nothing may fire
+			h2Request(t, fr, 3, "/bench")
+			if got := h2Status(t, fr, 3); got != "200" {
+				t.Fatalf("after the timeout: answer %s, want 200", got)
+			}
+		})
+	}
+}
+
 // TestCVEPartialPreface: a client that sends part of the preface and stops is
 // closed within the read-header timeout (net/http: 10 s for the magic).
 func TestCVEPartialPreface(t *testing.T) {
@@ -196,6 +225,7 @@ func h2Open(t *testing.T, nc net.Conn, settings ...http2.Setting) *http2.Framer 
 	t.Helper()
 	io.WriteString(nc, http2.ClientPreface)
 	fr := http2.NewFramer(nc, nc)
+	fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
 	if err := fr.WriteSettings(settings...); err != nil {
 		t.Fatal(err)
 	}
@@ -229,9 +259,9 @@ func h2Request(t *testing.T, fr *http2.Framer, id uint32, path string, extra ...
 
 // h2Status reads frames until stream id's response HEADERS and returns its
 // :status, or the GOAWAY code that ended the connection first ("GOAWAY CODE").
+// fr decodes header blocks (ReadMetaHeaders).
 func h2Status(t *testing.T, fr *http2.Framer, id uint32) string {
 	t.Helper()
-	dec := hpack.NewDecoder(4096, nil)
 	for {
 		f, err := fr.ReadFrame()
 		if err != nil {
@@ -248,18 +278,9 @@ func h2Status(t *testing.T, fr *http2.Framer, id uint32) string {
 			if f.StreamID == id {
 				return "RST_STREAM " + f.ErrCode.String()
 			}
-		case *http2.HeadersFrame:
-			if f.StreamID != id {
-				continue
-			}
-			hf, err := dec.DecodeFull(f.HeaderBlockFragment())
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, h := range hf {
-				if h.Name == ":status" {
-					return h.Value
-				}
+		case *http2.MetaHeadersFrame:
+			if f.StreamID == id {
+				return f.PseudoValue("status")
 			}
 		}
 	}
