@@ -2,7 +2,6 @@ package celerish3
 
 import (
 	"strconv"
-	"strings"
 
 	"github.com/celeris-dev/celeris/httpfield"
 	"github.com/celeris-dev/celeris/internal/bytesconv"
@@ -74,17 +73,9 @@ func decodeRequestHead(block []byte, req *httpmsg.Request, maxSize uint64, arena
 	if msg := h.Check(true); msg != "" {
 		return malformed(msg)
 	}
-	req.Method = h.Method
-	req.Scheme = h.Scheme
-	req.RequestURI = h.Path
-	req.Path, req.RawQuery = h.Path, ""
-	if i := strings.IndexByte(h.Path, '?'); i >= 0 {
-		req.Path, req.RawQuery = h.Path[:i], h.Path[i+1:]
-	}
-	req.Host = h.Authority
-	if req.Host == "" {
-		req.Host = h.Host
-	}
+	req.Method, req.Scheme, req.RequestURI = h.Method, h.Scheme, h.Path
+	req.Path, req.RawQuery = h.PathQuery()
+	req.Host = h.HostValue()
 	req.Proto, req.ProtoMajor, req.ProtoMinor = "HTTP/3.0", 3, 0
 	req.ContentLength = contentLength
 	if h.Protocol != "" {

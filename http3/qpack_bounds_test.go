@@ -52,45 +52,31 @@ func huffmanLiteral(n int, pseudo bool) []byte {
 // most maxSize/32 fields, with the arena never past 8/5 of the section.
 func TestQPACKDecodedSizeBounded(t *testing.T) {
 	const limit = 4 << 10
-	for _, tc := range []struct {
-		name  string
-		block []byte
-	}{
-		{name: "static lines", block: amplified(1000, true)},
-		{name: "huffman literal", block: huffmanLiteral(6000, true)},
-	} {
-		if len(tc.block) > limit {
-			t.Fatalf("%s: the encoded section (%d bytes) must be under the limit", tc.name, len(tc.block))
-		}
-		var s reqStream // its request, without naming the request type
-		req, arena := &s.req, &s.arena
-		if err := decodeRequestHead(tc.block, req, limit, arena); err != errFieldsTooLarge {
-			t.Fatalf("%s headers: %v, want errFieldsTooLarge", tc.name, err)
-		}
-		if len(req.Header) > limit/32 {
-			t.Fatalf("%s headers: %d fields kept", tc.name, len(req.Header))
-		}
-		if len(arena.b) > len(tc.block)*8/5 {
-			t.Fatalf("%s headers: arena %d bytes for a %d-byte section", tc.name, len(arena.b), len(tc.block))
-		}
-	}
-	for _, tc := range []struct {
-		name  string
-		block []byte
-	}{
-		{name: "static lines", block: amplified(1000, false)},
-		{name: "huffman literal", block: huffmanLiteral(6000, false)},
-	} {
-		var s reqStream
-		req, arena := &s.req, &s.arena
-		if err := decodeTrailers(tc.block, req, limit, arena); err != errFieldsTooLarge {
-			t.Fatalf("%s trailers: %v, want errFieldsTooLarge", tc.name, err)
-		}
-		if len(req.Trailer) > limit/32 {
-			t.Fatalf("%s trailers: %d fields kept", tc.name, len(req.Trailer))
-		}
-		if len(arena.b) > len(tc.block)*8/5 {
-			t.Fatalf("%s trailers: arena %d bytes for a %d-byte section", tc.name, len(arena.b), len(tc.block))
+	for _, trailers := range []bool{false, true} {
+		for _, tc := range []struct {
+			name  string
+			block []byte
+		}{
+			{name: "static lines", block: amplified(1000, !trailers)},
+			{name: "huffman literal", block: huffmanLiteral(6000, !trailers)},
+		} {
+			if len(tc.block) > limit {
+				t.Fatalf("%s: the encoded section (%d bytes) must be under the limit", tc.name, len(tc.block))
+			}
+			var s reqStream // its request, without naming the request type
+			decode, kept := decodeRequestHead, &s.req.Header
+			if trailers {
+				decode, kept = decodeTrailers, &s.req.Trailer
+			}
+			if err := decode(tc.block, &s.req, limit, &s.arena); err != errFieldsTooLarge {
+				t.Fatalf("%s (trailers %v): %v, want errFieldsTooLarge", tc.name, trailers, err)
+			}
+			if len(*kept) > limit/32 {
+				t.Fatalf("%s (trailers %v): %d fields kept", tc.name, trailers, len(*kept))
+			}
+			if len(s.arena.b) > len(tc.block)*8/5 {
+				t.Fatalf("%s (trailers %v): arena %d bytes for a %d-byte section", tc.name, trailers, len(s.arena.b), len(tc.block))
+			}
 		}
 	}
 }

@@ -69,55 +69,48 @@ func ValidName(name string) bool {
 }
 
 // ValidValue reports whether value may be sent: it holds no control character
-// but HTAB (RFC 9110 §5.5; see the package doc). It reads eight bytes at a
+// but HTAB (RFC 9110 §5.5; see the package doc).
+func ValidValue(value string) bool { return scanValue(value, true) }
+
+// SafeValue reports whether a value received may be kept: it holds no CR, LF
+// or NUL (RFC 9110 §5.5, RFC 9113 §8.2.1, RFC 9114 §4.2; see the package doc).
+func SafeValue(value string) bool { return scanValue(value, false) }
+
+// scanValue is ValidValue (strict) or SafeValue. It reads eight bytes at a
 // time, the last word overlapping the one before it: a word without a byte
-// below 0x20 or a DEL passes with one test, and only a word that has one (an
-// HTAB, say) is looked at byte by byte.
-func ValidValue(value string) bool {
-	if len(value) < 8 {
-		return vchars(value)
+// below 0x20 (or, strict, a DEL) passes with one test, and only a word that has
+// one (an HTAB, say) is looked at byte by byte.
+func scanValue(s string, strict bool) bool {
+	if len(s) < 8 {
+		return scanBytes(s, strict)
 	}
 	for i := 0; ; i += 8 {
-		if i > len(value)-8 {
-			i = len(value) - 8
+		if i > len(s)-8 {
+			i = len(s) - 8
 		}
-		if x := word(value, i); hasLess(x, 0x20)|hasZero(x^0x7f*lsb) != 0 && !vchars(value[i:i+8]) {
+		x := word(s, i)
+		m := hasLess(x, 0x20)
+		if strict {
+			m |= hasZero(x ^ 0x7f*lsb)
+		}
+		if m != 0 && !scanBytes(s[i:i+8], strict) {
 			return false
 		}
-		if i == len(value)-8 {
+		if i == len(s)-8 {
 			return true
 		}
 	}
 }
 
-// vchars is ValidValue byte by byte.
-func vchars(s string) bool {
+// scanBytes is scanValue byte by byte.
+func scanBytes(s string, strict bool) bool {
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 && c != '\t' || c == 0x7f {
+		c := s[i]
+		if c == '\r' || c == '\n' || c == 0 || strict && (c < 0x20 && c != '\t' || c == 0x7f) {
 			return false
 		}
 	}
 	return true
-}
-
-// SafeValue reports whether a value received may be kept: it holds no CR, LF
-// or NUL (RFC 9110 §5.5, RFC 9113 §8.2.1, RFC 9114 §4.2; see the package doc).
-// It reads eight bytes at a time, as ValidValue.
-func SafeValue(value string) bool {
-	if len(value) < 8 {
-		return noCRLFNUL(value)
-	}
-	for i := 0; ; i += 8 {
-		if i > len(value)-8 {
-			i = len(value) - 8
-		}
-		if hasLess(word(value, i), 0x20) != 0 && !noCRLFNUL(value[i:i+8]) {
-			return false
-		}
-		if i == len(value)-8 {
-			return true
-		}
-	}
 }
 
 // word loads value[i:i+8] little-endian (the compiler merges the loads).
@@ -139,16 +132,6 @@ func hasLess(x, n uint64) uint64 { return (x - lsb*n) & ^x & msb }
 // hasZero is non-zero when a byte of x is zero.
 func hasZero(x uint64) uint64 { return (x - lsb) & ^x & msb }
 
-// noCRLFNUL is SafeValue byte by byte.
-func noCRLFNUL(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c == '\r' || c == '\n' || c == 0 {
-			return false
-		}
-	}
-	return true
-}
-
 // ValidResponseField reports whether a response field (header or trailer) may
 // be sent: its name is a token and its value holds no control character but
 // HTAB (ValidValue). Every writer drops any other field.
@@ -164,13 +147,13 @@ func ValidResponseField(name, value string) bool {
 func ConnectionSpecific(name string) bool {
 	switch len(name) {
 	case 7:
-		return equalFold(name, "upgrade")
+		return EqualFold(name, "upgrade")
 	case 10:
-		return equalFold(name, "connection") || equalFold(name, "keep-alive")
+		return EqualFold(name, "connection") || EqualFold(name, "keep-alive")
 	case 16:
-		return equalFold(name, "proxy-connection")
+		return EqualFold(name, "proxy-connection")
 	case 17:
-		return equalFold(name, "transfer-encoding")
+		return EqualFold(name, "transfer-encoding")
 	}
 	return false
 }
@@ -194,11 +177,11 @@ func ForbiddenTrailer(name string) bool {
 	if name == "" || name[0] == ':' {
 		return true
 	}
-	if len(name) > 3 && equalFold(name[:3], "if-") {
+	if len(name) > 3 && EqualFold(name[:3], "if-") {
 		return true
 	}
 	for _, f := range forbiddenTrailers {
-		if equalFold(name, f) {
+		if EqualFold(name, f) {
 			return true
 		}
 	}
@@ -214,8 +197,9 @@ var forbiddenTrailers = [...]string{
 	"WWW-Authenticate",
 }
 
-// equalFold reports whether ASCII strings a and b are equal ignoring case.
-func equalFold(a, b string) bool {
+// EqualFold reports whether ASCII strings a and b are equal ignoring case, as
+// field names compare (RFC 9110 §5.1: "Field names are case-insensitive").
+func EqualFold(a, b string) bool {
 	if len(a) != len(b) {
 		return false
 	}

@@ -217,3 +217,23 @@ func (h *RequestHead) Check(authorityRule bool) string {
 	}
 	return ""
 }
+
+// PathQuery splits :path at its first '?' (RFC 3986 §3.4): the path and the
+// raw query, "" when there is none.
+func (h *RequestHead) PathQuery() (path, query string) {
+	for i := 0; i < len(h.Path); i++ {
+		if h.Path[i] == '?' {
+			return h.Path[:i], h.Path[i+1:]
+		}
+	}
+	return h.Path, ""
+}
+
+// HostValue returns the request's authority: :authority, else the Host field
+// (RFC 9113 §8.3.1, RFC 9114 §4.3.1).
+func (h *RequestHead) HostValue() string {
+	if h.Authority != "" {
+		return h.Authority
+	}
+	return h.Host
+}

@@ -1,8 +1,6 @@
 package h2
 
 import (
-	"strings"
-
 	"golang.org/x/net/http2/hpack"
 
 	"github.com/celeris-dev/celeris/httpfield"
@@ -408,17 +406,9 @@ func (c *Conn) startRequest(s *stream) {
 	hb := &c.hb
 	r := &s.req
 	h := &hb.head
-	r.Method = h.Method
-	r.Scheme = h.Scheme
-	r.RequestURI = h.Path
-	r.Path, r.RawQuery = h.Path, ""
-	if i := strings.IndexByte(h.Path, '?'); i >= 0 {
-		r.Path, r.RawQuery = h.Path[:i], h.Path[i+1:]
-	}
-	r.Host = h.Authority
-	if r.Host == "" {
-		r.Host = h.Host
-	}
+	r.Method, r.Scheme, r.RequestURI = h.Method, h.Scheme, h.Path
+	r.Path, r.RawQuery = h.PathQuery()
+	r.Host = h.HostValue()
 	r.ContentLength = s.declLen
 	if hb.endStream {
 		r.ContentLength = 0

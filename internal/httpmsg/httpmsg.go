@@ -31,6 +31,8 @@ import (
 	"errors"
 	"io"
 	"net"
+
+	"github.com/celeris-dev/celeris/httpfield"
 )
 
 // ErrUpgrade is returned by Proto.OnData when the connection switches protocol
@@ -302,28 +304,9 @@ type Proto interface {
 	Busy() bool
 }
 
-// EqualFold reports whether ASCII strings a and b are equal ignoring case.
-func EqualFold(a, b string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := 0; i < len(a); i++ {
-		ca, cb := a[i], b[i]
-		if ca == cb {
-			continue
-		}
-		if 'A' <= ca && ca <= 'Z' {
-			ca += 'a' - 'A'
-		}
-		if 'A' <= cb && cb <= 'Z' {
-			cb += 'a' - 'A'
-		}
-		if ca != cb {
-			return false
-		}
-	}
-	return true
-}
+// EqualFold reports whether ASCII strings a and b are equal ignoring case
+// (httpfield.EqualFold).
+func EqualFold(a, b string) bool { return httpfield.EqualFold(a, b) }
 
 // InformationalWriter is implemented by a ResponseWriter that can send
 // informational (1xx) responses ahead of the final one (RFC 9110 §15.2): 103 Early
