@@ -96,7 +96,7 @@ type Config struct {
 	// that advertises itself fills it when empty. [""]
 	AltSvc string
 
-	ReadHeaderTimeout time.Duration // time to receive a request head [10s]
+	ReadHeaderTimeout time.Duration // time to receive a request head, or HTTP/2's connection preface with its SETTINGS [10s]
 	IdleTimeout       time.Duration // keep-alive idle time [60s]
 
 	MaxURILength       int   // longer request targets get 414 [8 KiB]
