@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -200,23 +201,27 @@ func TestCVESettingsInTime(t *testing.T) {
 	}
 }
 
-// TestCVEPartialPreface: a client that sends part of the preface and stops is
-// closed within the read-header timeout (net/http: 10 s for the magic).
+// TestCVEPartialPreface: a client that sends part of the preface, or nothing,
+// and stops is closed within the read-header timeout (net/http: 10 s for the
+// magic).
 func TestCVEPartialPreface(t *testing.T) {
 	t.Parallel()
-	for _, tg := range cveTargets(t, "h2", testRoutes) {
-		t.Run(tg.name, func(t *testing.T) {
-			t.Parallel()
-			nc := tg.dial(t)
-			start := time.Now()
-			io.WriteString(nc, http2.ClientPreface[:10])
-			_ = nc.SetReadDeadline(time.Now().Add(cveHeaderTimeout + 3*time.Second))
-			_, err := io.Copy(io.Discard, nc)
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				t.Fatalf("partial preface held open for %v", time.Since(start))
-			}
-		})
+	targets := cveTargets(t, "h2", testRoutes)
+	for _, sent := range []int{0, 10} {
+		for _, tg := range targets {
+			t.Run(fmt.Sprintf("%s/%d", tg.name, sent), func(t *testing.T) {
+				t.Parallel()
+				nc := tg.dial(t)
+				start := time.Now()
+				io.WriteString(nc, http2.ClientPreface[:sent])
+				_ = nc.SetReadDeadline(time.Now().Add(cveHeaderTimeout + 3*time.Second))
+				_, err := io.Copy(io.Discard, nc)
+				var ne net.Error
+				if errors.As(err, &ne) && ne.Timeout() {
+					t.Fatalf("partial preface held open for %v", time.Since(start))
+				}
+			})
+		}
 	}
 }
 
