@@ -182,7 +182,7 @@ func TestCVESettingsInTime(t *testing.T) {
 			t.Parallel()
 			nc := tg.dial(t)
 			io.WriteString(nc, http2.ClientPreface)
-			time.Sleep(cveHeaderTimeout / 4) // the pause under test: SETTINGS arrive late but in time
+			time.Sleep(cveHeaderTimeout / 8) // the pause under test: SETTINGS arrive late but in time
 			fr := http2.NewFramer(nc, nc)
 			fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
 			if err := fr.WriteSettings(); err != nil {

@@ -49,6 +49,7 @@ var fieldSeeds = [][2]string{
 	{"X-Empty", ""},
 	{"!#$%&'*+-.^_`|~09", "v"},
 	{"X-Long-Value", strings.Repeat("a", 100)},
+	{"X-Huge", strings.Repeat("h", 5000)}, // a line longer than a read buffer
 	{"Bad Name", "v"},
 	{"X:y", "v"},
 	{"", "v"},
@@ -140,7 +141,7 @@ func h1Head(t *testing.T, addr, path string) []byte {
 	br := bufio.NewReader(nc)
 	head := []byte("\r\n")
 	for {
-		l, err := br.ReadSlice('\n')
+		l, err := br.ReadBytes('\n')
 		if err != nil {
 			t.Fatalf("response head: %v", err)
 		}
