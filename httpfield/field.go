@@ -47,10 +47,6 @@ var class = func() (t [256]uint8) {
 // IsTchar reports whether b is a tchar (RFC 9110 §5.6.2).
 func IsTchar(b byte) bool { return class[b]&cTchar != 0 }
 
-// IsLowerTchar reports whether b is a tchar other than an upper-case letter: a
-// byte of an HTTP/2 or HTTP/3 field name.
-func IsLowerTchar(b byte) bool { return class[b]&cLowerTchar != 0 }
-
 // ValidName reports whether name is a field name: a token (RFC 9110 §5.1,
 // "field-name = token"), in any case.
 func ValidName(name string) bool {
