@@ -102,7 +102,7 @@ type Config struct {
 	// [0]
 	ShutdownDelay time.Duration
 
-	ReadHeaderTimeout time.Duration // time to receive a request head [10s]
+	ReadHeaderTimeout time.Duration // time to receive a request head, or HTTP/2's connection preface with its SETTINGS [10s]
 	IdleTimeout       time.Duration // keep-alive idle time [60s]
 
 	MaxURILength       int   // longer request targets get 414 [8 KiB]

@@ -38,6 +38,7 @@ import (
 	"strings"
 
 	"github.com/celeris-dev/celeris"
+	"github.com/celeris-dev/celeris/httpfield"
 	"github.com/celeris-dev/celeris/internal/hook"
 	"github.com/celeris-dev/celeris/internal/httpmsg"
 )
@@ -255,7 +256,7 @@ func (w *recorder) start(status int, header []httpmsg.Field) error {
 // writers drop them.
 func addFields(h http.Header, fields []httpmsg.Field) {
 	for _, f := range fields {
-		if !httpmsg.ValidResponseField(f.Name, f.Value) {
+		if !httpfield.ValidResponseField(f.Name, f.Value) {
 			continue
 		}
 		k := textproto.CanonicalMIMEHeaderKey(strings.Clone(f.Name))

@@ -58,34 +58,13 @@ var ErrLength = httpmsg.ErrLength
 // 100-199, or is 101.
 var ErrInformational = httpmsg.ErrInformational
 
-// CheckField checks a request field as HTTP/2 and HTTP/3 receive it (RFC 9113
-// §8.2.1, RFC 9114 §4.2): a lower-case token name (after the ':' of a
-// pseudo-header), a value without NUL, CR or LF and without leading or
-// trailing whitespace, an authority without userinfo in :authority and Host.
-// It returns "" for a valid field, otherwise why the request is malformed.
-func CheckField(name, value string) string { return httpmsg.CheckField(name, value) }
-
-// ValidResponseField reports whether a response field may be sent: its name is
-// a token (RFC 9110 §5.1) and its value holds no CR, LF or NUL (RFC 9110 §5.5);
-// the core's writers drop any other field (response splitting).
-func ValidResponseField(name, value string) bool { return httpmsg.ValidResponseField(name, value) }
-
 // ValidInformational reports whether status may be sent as an informational
 // (1xx) response: 100-199, not 101.
 func ValidInformational(status int) bool { return httpmsg.ValidInformational(status) }
 
-// ForbiddenTrailer reports whether name must not be sent as a trailer field
-// (RFC 9110 §6.5.1: framing, routing, authentication, control fields).
-func ForbiddenTrailer(name string) bool { return httpmsg.ForbiddenTrailer(name) }
-
 // ClearFields zeroes f's strings, so that a reused slice keeps no old request
 // alive.
 func ClearFields(f []Field) { httpmsg.ClearFields(f) }
-
-// LowerTchar reports whether b is a token character (RFC 9110 §5.6.2) other
-// than an upper-case letter: a byte of a field name as HTTP/2 and HTTP/3 send
-// it.
-func LowerTchar(b byte) bool { return httpmsg.LowerTchar[b] }
 
 // Date returns the current IMF-fixdate for the Date field, refreshed once a
 // second for every protocol of the process. The slice is never modified: it
