@@ -67,6 +67,7 @@ type Conn struct {
 
 	streams       map[uint32]*stream // open and half-closed streams
 	free          []*stream          // recycled streams, at most maxFree
+	spares        int                // streams on free that keep a Spare, at most maxSpares
 	maxStreamID   uint32             // highest client stream id seen
 	lastProcessed uint32             // highest stream id handed to Prepare (GOAWAY)
 	handlers      int                // worker handlers running
@@ -176,6 +177,9 @@ func NewUpgradedConn(nc httpmsg.Conn, h httpmsg.Handler, pool *work.Pool, cfg *C
 	s := c.newStream(1)
 	hdr, tr := s.req.Header, s.req.Trailer
 	s.req = *req
+	// The HTTP/1.1 exchange keeps its own Context (Spare) and recycles it: this
+	// stream starts without one, and keeps the next as every stream does.
+	s.req.Spare, s.req.KeepsSpare = nil, true
 	if s.req.Header == nil {
 		s.req.Header = hdr
 	}
@@ -380,7 +384,10 @@ func (c *Conn) OnClose(error) {
 	clear(c.ready)
 	c.ready = c.ready[:0]
 	c.mu.Unlock()
-	c.free = nil
+	for _, s := range c.free {
+		c.dropSpare(s)
+	}
+	c.free, c.spares = nil, 0
 	c.out = nil
 }
 
