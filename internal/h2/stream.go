@@ -401,7 +401,7 @@ func (c *Conn) closeStream(s *stream, how closeHow) {
 		return
 	}
 	s.closed = true
-	delete(c.streams, s.id)
+	c.streams.del(s.id)
 	c.uncount(s)
 	if s.waiting {
 		// CVE-2025-8671 (MadeYouReset), CVE-2023-44487: a stream closed before a
@@ -463,7 +463,7 @@ func (c *Conn) resetStream(s *stream, code frame.ErrCode) {
 // resetStreamID answers a stream error on id, open or not. It returns the
 // connection error of an exceeded reset budget (resetForPeer).
 func (c *Conn) resetStreamID(id uint32, code frame.ErrCode) error {
-	if s := c.streams[id]; s != nil {
+	if s := c.streams.get(id); s != nil {
 		return c.resetForPeer(s, code)
 	}
 	c.out = frame.AppendRSTStream(c.out, id, code)
@@ -519,11 +519,11 @@ func (c *Conn) closedHow(id uint32) closeHow {
 // abortStreams fails every stream's pending handler I/O (connection error or
 // close).
 func (c *Conn) abortStreams() {
-	for _, s := range c.streams {
+	for s := range c.streams.all() {
 		c.uncount(s)
 	}
 	c.mu.Lock()
-	for _, s := range c.streams {
+	for s := range c.streams.all() {
 		s.sh.dead = true
 		if s.sh.inErr == nil {
 			s.sh.inErr = ErrStreamClosed
