@@ -221,26 +221,30 @@ func (b *fieldBuf) reset() fieldBuf {
 	if cap(b.buf) > 16<<10 {
 		return fieldBuf{}
 	}
-	clear(b.fields)
+	httpmsg.ClearFields(b.fields)
 	return fieldBuf{buf: b.buf[:0], fields: b.fields[:0]}
 }
 
-// add copies f into the buffer.
+// add copies f into the buffer. Both slices grow once, before the copy: the
+// strings then alias the buffer they are copied into (a buffer that grows
+// later leaves them in the old one, which they keep alive).
 func (b *fieldBuf) add(fields []httpmsg.Field) {
-	start := len(b.buf)
-	for _, f := range fields {
-		b.buf = append(b.buf, f.Name...)
-		b.buf = append(b.buf, f.Value...)
+	n := 0
+	for i := range fields {
+		n += len(fields[i].Name) + len(fields[i].Value)
 	}
-	// The strings alias the final buf: take them after every append.
-	off := start
-	for _, f := range fields {
-		n, v := len(f.Name), len(f.Value)
+	b.buf = slices.Grow(b.buf, n)
+	b.fields = slices.Grow(b.fields, len(fields))
+	for i := range fields {
+		f := &fields[i]
+		off := len(b.buf)
+		b.buf = append(b.buf, f.Name...)
+		mid := len(b.buf)
+		b.buf = append(b.buf, f.Value...)
 		b.fields = append(b.fields, httpmsg.Field{
-			Name:  bytesconv.B2S(b.buf[off : off+n]),
-			Value: bytesconv.B2S(b.buf[off+n : off+n+v]),
+			Name:  bytesconv.B2S(b.buf[off:mid]),
+			Value: bytesconv.B2S(b.buf[mid:]),
 		})
-		off += n + v
 	}
 }
 

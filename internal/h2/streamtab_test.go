@@ -2,7 +2,10 @@ package h2
 
 import (
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/celeris-dev/celeris/internal/httpmsg"
 )
 
 // TestSlottedStreamTable: streams in their slot and in the map when the slot is
@@ -55,5 +58,34 @@ func TestSlottedStreamTable(t *testing.T) {
 	}
 	for range tab.all() {
 		t.Fatal("emptied table lists a stream")
+	}
+}
+
+// TestFieldBufAdd: copied fields keep their names and values across several
+// adds that grow the buffer, and owe nothing to the caller's strings.
+func TestFieldBufAdd(t *testing.T) {
+	var b fieldBuf
+	var want []httpmsg.Field
+	src := []byte("x-name-0")
+	for i := range 40 {
+		src[len(src)-1] = byte('a' + i%26)
+		fields := []httpmsg.Field{
+			{Name: string(src), Value: strings.Repeat("v", i*7)},
+			{Name: "content-type", Value: ""},
+			{Name: "", Value: "empty-name"},
+		}
+		want = append(want, fields...)
+		b.add(fields)
+	}
+	if !slices.Equal(b.fields, want) {
+		t.Fatalf("fields differ:\n got %q\nwant %q", b.fields, want)
+	}
+	b = b.reset()
+	if len(b.fields) != 0 || len(b.buf) != 0 {
+		t.Fatal("reset left fields or bytes")
+	}
+	b.add([]httpmsg.Field{{Name: "a", Value: "b"}})
+	if len(b.fields) != 1 || b.fields[0] != (httpmsg.Field{Name: "a", Value: "b"}) {
+		t.Fatalf("after reset: %q", b.fields)
 	}
 }
