@@ -440,7 +440,10 @@ func (c *Conn) closeStream(s *stream, how closeHow) {
 		s.sh.inErr = ErrStreamClosed
 	}
 	s.sh.data, s.sh.rd = s.sh.data[:0], 0
-	if !s.inline { // only worker handlers wait on cond
+	if s.sh.readWait || s.sh.blocked {
+		// Only a worker's reader (readWait) or writer (blocked) waits on cond,
+		// and each sets its flag before it waits; whoever clears a flag
+		// broadcasts. Most streams have nobody waiting: no notifyList call.
 		s.cond.Broadcast()
 	}
 	ctx := s.ctx.Load()
