@@ -96,13 +96,11 @@ func (cn *Conn) OnWake() error {
 		// again) and give another back: that one becomes the spare.
 		ready = httpmsg.WriteOwned(cn.c, ready)
 	}
-	cn.mu.Lock()
 	if cap(ready) <= 1<<20 {
 		cn.spare = ready[:0]
 	} else {
 		cn.spare = nil
 	}
-	cn.mu.Unlock()
 	if !done {
 		return nil
 	}

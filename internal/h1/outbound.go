@@ -52,7 +52,7 @@ func (cn *Conn) DrainLevel() int {
 func (cn *Conn) AfterFlush(outbound int) {
 	cn.mu.Lock()
 	cn.queued = outbound
-	if outbound <= outboundHigh/2 {
+	if outbound <= outboundHigh/2 && cn.waiters > 0 { // waiters count under mu before they wait
 		cn.outCond.Broadcast()
 	}
 	cn.mu.Unlock()

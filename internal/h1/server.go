@@ -91,7 +91,7 @@ type Conn struct {
 	mu      sync.Mutex
 	ready   []byte // response bytes to write, in order
 	done    bool   // the worker finished the batch
-	spare   []byte // the loop's previous ready buffer, for reuse
+	spare   []byte // owned by the loop (OnWake), not mu: the previous ready buffer, for reuse
 	closed  bool   // the connection closed (contexts created later start cancelled)
 	eof     bool   // the client's input ended (contexts created later start cancelled)
 	queued  int    // output the engine still held after its last write

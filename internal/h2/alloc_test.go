@@ -99,8 +99,8 @@ func TestAllocsInlineGET(t *testing.T) {
 	if allocs != 0 {
 		t.Fatalf("%v allocations per warm inline GET, want 0", allocs)
 	}
-	if len(c.streams) != 0 {
-		t.Fatalf("%d streams left open", len(c.streams))
+	if c.streams.len() != 0 {
+		t.Fatalf("%d streams left open", c.streams.len())
 	}
 }
 

@@ -69,8 +69,9 @@ type Conn struct {
 	closeErr     error       // why the connection ends, returned from OnData/OnWake
 	out          []byte
 
-	streams       map[uint32]*stream // open and half-closed streams
+	streams       slottedStreamTable // open and half-closed streams
 	free          []*stream          // recycled streams, at most maxFree
+	spares        int                // streams on free that keep a Spare, at most maxSpares
 	maxStreamID   uint32             // highest client stream id seen
 	lastProcessed uint32             // highest stream id handed to Prepare (GOAWAY)
 	handlers      int                // worker handlers running
@@ -184,6 +185,9 @@ func NewUpgradedConn(nc httpmsg.Conn, h httpmsg.Handler, pool *work.Pool, cfg *C
 	s := c.newStream(1)
 	hdr, tr := s.req.Header, s.req.Trailer
 	s.req = *req
+	// The HTTP/1.1 exchange keeps its own Context (Spare) and recycles it: this
+	// stream starts without one, and keeps the next as every stream does.
+	s.req.Spare, s.req.KeepsSpare = nil, true
 	if s.req.Header == nil {
 		s.req.Header = hdr
 	}
@@ -211,7 +215,7 @@ func NewUpgradedConn(nc httpmsg.Conn, h httpmsg.Handler, pool *work.Pool, cfg *C
 	s.isHead = s.req.Method == "HEAD"
 	s.remoteDone = true
 	c.maxStreamID, c.lastProcessed = 1, 1
-	c.streams[1] = s
+	c.streams.put(s)
 	c.count(s)
 	s.inline = c.h.Prepare(&s.req)
 	c.dispatch(s)
@@ -228,7 +232,6 @@ func newConn(nc httpmsg.Conn, h httpmsg.Handler, pool *work.Pool, cfg *Config) *
 		remote:         nc.RemoteAddr(),
 		tls:            httpmsg.TLSState(nc),
 		outbound:       httpmsg.Outbound(nc),
-		streams:        make(map[uint32]*stream),
 		peerMaxFrame:   frame.MinMaxFrameSize,
 		peerInitWindow: 65535,
 		sendWindow:     65535,
@@ -399,14 +402,17 @@ func (c *Conn) OnClose(error) {
 	clear(c.ready)
 	c.ready = c.ready[:0]
 	c.mu.Unlock()
-	c.free = nil
+	for _, s := range c.free {
+		c.dropSpare(s)
+	}
+	c.free, c.spares = nil, 0
 	c.out = nil
 }
 
 // Busy reports whether a stream is open, a handler runs or a header block is
 // incomplete. It implements httpmsg.Proto.
 func (c *Conn) Busy() bool {
-	return len(c.streams) > c.draining || c.handlers > 0 || c.hb.active
+	return c.streams.len() > c.draining || c.handlers > 0 || c.hb.active
 }
 
 // Shutdown starts a graceful close (RFC 9113 §6.8): GOAWAY NO_ERROR naming the
@@ -436,11 +442,11 @@ func (c *Conn) afterIO() {
 			c.runSendq()
 		}
 		c.grantConnCredit()
-		if c.goingAway && len(c.streams) == c.draining && c.handlers == 0 && !c.hb.active {
+		if c.goingAway && c.streams.len() == c.draining && c.handlers == 0 && !c.hb.active {
 			// RFC 9113 §8.1: every response is complete; a client still sending a
 			// request body is asked to stop (RST_STREAM NO_ERROR), so that after
 			// GOAWAY it cannot hold the connection, and graceful shutdown, open.
-			for _, s := range c.streams {
+			for s := range c.streams.all() {
 				c.resetStream(s, frame.ErrCodeNo)
 			}
 			c.phase = phaseClosed

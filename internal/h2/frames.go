@@ -80,7 +80,7 @@ func (c *Conn) onRSTStream(f *frame.Frame) error {
 	if c.idle(f.StreamID) {
 		return connErr(frame.ErrCodeProtocol, "RST_STREAM on an idle stream")
 	}
-	s := c.streams[f.StreamID]
+	s := c.streams.get(f.StreamID)
 	if s == nil {
 		if c.closedHow(f.StreamID) != 0 {
 			// The peer closed it too: later frames from it are its error.
@@ -116,7 +116,7 @@ func (c *Conn) applySettings(f *frame.Frame, ack bool) error {
 			// which may go negative; one beyond 2^31-1 is a FLOW_CONTROL_ERROR.
 			delta := int64(st.Val) - c.peerInitWindow
 			c.peerInitWindow = int64(st.Val)
-			for _, s := range c.streams {
+			for s := range c.streams.all() {
 				s.sendWindow += delta
 				if s.sendWindow > frame.MaxWindow {
 					return connErr(frame.ErrCodeFlowControl, "stream window above 2^31-1")
@@ -159,7 +159,7 @@ func (c *Conn) onWindowUpdate(f *frame.Frame) error {
 	if c.idle(f.StreamID) {
 		return connErr(frame.ErrCodeProtocol, "WINDOW_UPDATE on an idle stream")
 	}
-	s := c.streams[f.StreamID]
+	s := c.streams.get(f.StreamID)
 	if s == nil {
 		return nil // closed: WINDOW_UPDATE may still arrive (RFC 9113 §6.9)
 	}
@@ -188,7 +188,7 @@ func (c *Conn) onData(f *frame.Frame) error {
 		return connErr(frame.ErrCodeFlowControl, "DATA beyond the connection window")
 	}
 	c.recvWindow -= n
-	s := c.streams[id]
+	s := c.streams.get(id)
 	if s == nil || s.remoteDone {
 		// Discarded bytes go straight back to the connection window.
 		c.recvCredit += n

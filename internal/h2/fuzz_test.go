@@ -88,9 +88,9 @@ func FuzzConn(f *testing.F) {
 			default:
 			}
 			fc.take()
-			if len(c.streams) > 8 || len(c.sendq) > 16 || len(c.waiting) > 8 || c.handlers > 8 || len(pending) > 1<<20 {
+			if c.streams.len() > 8 || len(c.sendq) > 16 || len(c.waiting) > 8 || c.handlers > 8 || len(pending) > 1<<20 {
 				t.Fatalf("unbounded: %d streams, %d sendq, %d waiting, %d handlers, %d pending",
-					len(c.streams), len(c.sendq), len(c.waiting), c.handlers, len(pending))
+					c.streams.len(), len(c.sendq), len(c.waiting), c.handlers, len(pending))
 			}
 			return err == nil
 		}

@@ -37,7 +37,7 @@ func (c *Conn) onHeaders(f *frame.Frame) error {
 	c.hb = headerBlock{streamID: id, endStream: f.EndStream(), xconnect: c.cfg.EnableConnectProtocol}
 	hb := &c.hb
 	selfDep := f.HasPriority && f.Priority.StreamDep == id
-	switch s := c.streams[id]; {
+	switch s := c.streams.get(id); {
 	case s != nil:
 		switch {
 		case s.remoteDone:
@@ -72,7 +72,7 @@ func (c *Conn) onHeaders(f *frame.Frame) error {
 		case selfDep:
 			// RFC 9113 §5.3.1: a stream cannot depend on itself.
 			hb.discardWith(frame.ErrCodeProtocol)
-		case len(c.streams) >= int(c.cfg.MaxConcurrentStreams):
+		case c.streams.len() >= int(c.cfg.MaxConcurrentStreams):
 			// RFC 9113 §5.1.2: streams beyond the advertised limit are refused.
 			hb.discardWith(frame.ErrCodeRefusedStream)
 		default:
@@ -325,7 +325,7 @@ func (c *Conn) endHeaders() error {
 		c.endRequest(s)
 		return nil
 	}
-	c.streams[s.id] = s
+	c.streams.put(s)
 	c.count(s)
 	if hb.tooLarge {
 		// RFC 9113 §10.5.1: a header list over the limit may be answered 431.

@@ -102,6 +102,9 @@ func (c *Conn) newStream(id uint32) *stream {
 		s = c.free[n-1]
 		c.free[n-1] = nil
 		c.free = c.free[:n-1]
+		if s.req.Spare != nil {
+			c.spares-- // Prepare takes it
+		}
 	} else {
 		s = &stream{c: c}
 		s.cond.L = &c.mu
@@ -114,6 +117,7 @@ func (c *Conn) newStream(id uint32) *stream {
 	s.sendWindow = c.peerInitWindow
 	s.sh.length = -1
 	r := &s.req
+	r.KeepsSpare = true // the stream is recycled per connection (maybeRecycle)
 	r.Proto, r.ProtoMajor, r.ProtoMinor = "HTTP/2.0", 2, 0
 	r.StreamID = id
 	r.RemoteAddr = c.remote
@@ -135,9 +139,19 @@ func (c *Conn) maybeRecycle(s *stream) {
 		c.mu.Unlock()
 	}
 	if inReady || len(c.free) >= maxFree {
+		c.dropSpare(s) // s is dropped: its Context goes back to the pool
 		return
 	}
+	spare := s.req.Spare
 	s.req.Reset()
+	if spare != nil {
+		if c.spares < maxSpares {
+			s.req.Spare = spare
+			c.spares++
+		} else {
+			spare.Recycle()
+		}
+	}
 	poison.Fill(s.body) // race builds: a body kept past its handler reads garbage
 	body := s.body[:0]
 	if cap(body) > 64<<10 {
@@ -186,30 +200,51 @@ func (c *Conn) maybeRecycle(s *stream) {
 	c.free = append(c.free, s)
 }
 
+// maxSpares bounds the free streams of a connection that keep their request's
+// Context (httpmsg.Request.Spare) for the next request, about 1 KB each. A client
+// that keeps n streams in flight reuses n free streams: with a Context each, a
+// handler on a worker takes no sync.Pool round trip (with many streams in
+// flight the pool's per-P slot is taken, and Get and Put go to its shared
+// queues: about 130 instructions a request, h2load -m32).
+const maxSpares = 32
+
+// dropSpare recycles the Context a stream kept, when the stream itself is not
+// reused (loop only).
+func (c *Conn) dropSpare(s *stream) {
+	if sp := s.req.Spare; sp != nil {
+		s.req.Spare = nil
+		sp.Recycle()
+	}
+}
+
 func (b *fieldBuf) reset() fieldBuf {
 	if cap(b.buf) > 16<<10 {
 		return fieldBuf{}
 	}
-	clear(b.fields)
+	httpmsg.ClearFields(b.fields)
 	return fieldBuf{buf: b.buf[:0], fields: b.fields[:0]}
 }
 
-// add copies f into the buffer.
+// add copies f into the buffer. Both slices grow once, before the copy: the
+// strings then alias the buffer they are copied into (a buffer that grows
+// later leaves them in the old one, which they keep alive).
 func (b *fieldBuf) add(fields []httpmsg.Field) {
-	start := len(b.buf)
-	for _, f := range fields {
-		b.buf = append(b.buf, f.Name...)
-		b.buf = append(b.buf, f.Value...)
+	n := 0
+	for i := range fields {
+		n += len(fields[i].Name) + len(fields[i].Value)
 	}
-	// The strings alias the final buf: take them after every append.
-	off := start
-	for _, f := range fields {
-		n, v := len(f.Name), len(f.Value)
+	b.buf = slices.Grow(b.buf, n)
+	b.fields = slices.Grow(b.fields, len(fields))
+	for i := range fields {
+		f := &fields[i]
+		off := len(b.buf)
+		b.buf = append(b.buf, f.Name...)
+		mid := len(b.buf)
+		b.buf = append(b.buf, f.Value...)
 		b.fields = append(b.fields, httpmsg.Field{
-			Name:  bytesconv.B2S(b.buf[off : off+n]),
-			Value: bytesconv.B2S(b.buf[off+n : off+n+v]),
+			Name:  bytesconv.B2S(b.buf[off:mid]),
+			Value: bytesconv.B2S(b.buf[mid:]),
 		})
-		off += n + v
 	}
 }
 
@@ -370,7 +405,7 @@ func (c *Conn) closeStream(s *stream, how closeHow) {
 		return
 	}
 	s.closed = true
-	delete(c.streams, s.id)
+	c.streams.del(s.id)
 	c.uncount(s)
 	if s.waiting {
 		// CVE-2025-8671 (MadeYouReset), CVE-2023-44487: a stream closed before a
@@ -405,7 +440,10 @@ func (c *Conn) closeStream(s *stream, how closeHow) {
 		s.sh.inErr = ErrStreamClosed
 	}
 	s.sh.data, s.sh.rd = s.sh.data[:0], 0
-	if !s.inline { // only worker handlers wait on cond
+	if s.sh.readWait || s.sh.blocked {
+		// Only a worker's reader (readWait) or writer (blocked) waits on cond,
+		// and each sets its flag before it waits; whoever clears a flag
+		// broadcasts. Most streams have nobody waiting: no notifyList call.
 		s.cond.Broadcast()
 	}
 	ctx := s.ctx.Load()
@@ -432,7 +470,7 @@ func (c *Conn) resetStream(s *stream, code frame.ErrCode) {
 // resetStreamID answers a stream error on id, open or not. It returns the
 // connection error of an exceeded reset budget (resetForPeer).
 func (c *Conn) resetStreamID(id uint32, code frame.ErrCode) error {
-	if s := c.streams[id]; s != nil {
+	if s := c.streams.get(id); s != nil {
 		return c.resetForPeer(s, code)
 	}
 	c.out = frame.AppendRSTStream(c.out, id, code)
@@ -488,11 +526,11 @@ func (c *Conn) closedHow(id uint32) closeHow {
 // abortStreams fails every stream's pending handler I/O (connection error or
 // close).
 func (c *Conn) abortStreams() {
-	for _, s := range c.streams {
+	for s := range c.streams.all() {
 		c.uncount(s)
 	}
 	c.mu.Lock()
-	for _, s := range c.streams {
+	for s := range c.streams.all() {
 		s.sh.dead = true
 		if s.sh.inErr == nil {
 			s.sh.inErr = ErrStreamClosed
