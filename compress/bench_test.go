@@ -124,7 +124,7 @@ func decode(tb testing.TB, coding string, b []byte) []byte {
 
 // BenchmarkVsFiber: requests per second (as MB/s of the uncompressed body) and
 // ratio for each body and coding, Celeris with this module's Encoders (zstd 3,
-// brotli 4, gzip 6) and Fiber v2.52.15's compress middleware at its default
+// brotli 4, klauspost gzip 6) and Fiber v2.52.15's compress middleware at its default
 // (brotli 4, gzip 6; it has no zstd), one Go HTTP/1.1 client, keep-alive.
 func BenchmarkVsFiber(b *testing.B) {
 	bodies := benchBodies(b)

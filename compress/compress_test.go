@@ -25,7 +25,7 @@ import (
 var text = strings.Repeat("celeris compresses text with zstd and brotli. ", 80)
 
 func encoders() []mwcompress.Encoder {
-	return []mwcompress.Encoder{compress.Zstd(0), compress.Brotli(0), mwcompress.Gzip(0)}
+	return []mwcompress.Encoder{compress.Zstd(0), compress.Brotli(0), compress.Gzip(0)}
 }
 
 func clients(t testing.TB) map[string]*http.Client {

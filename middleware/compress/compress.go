@@ -53,6 +53,7 @@ import (
 	"compress/gzip"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 
@@ -67,7 +68,8 @@ type Config struct {
 	Level int
 	// Encoders are the codings offered, in the server's order of preference
 	// (it breaks ties between equal q-values). [the Encoders passed to
-	// Register, in their order, then Gzip(Level)]
+	// Register, in their order, then Gzip(Level) unless a gzip Encoder was
+	// registered]
 	Encoders []Encoder
 	// MinLength is the smallest body, in bytes, worth compressing [256]. Bodies
 	// below it are sent as they are. 0 means the default: use a negative value
@@ -95,7 +97,10 @@ func Default() celeris.MiddlewareFunc { return New(Config{}) }
 func New(cfg Config) celeris.MiddlewareFunc {
 	encs := cfg.Encoders
 	if encs == nil {
-		encs = append(Registered(), Gzip(cfg.Level))
+		encs = Registered()
+		if !slices.ContainsFunc(encs, func(e Encoder) bool { return strings.EqualFold(e.Coding(), "gzip") }) {
+			encs = append(encs, Gzip(cfg.Level))
+		}
 	}
 	minLength := cfg.MinLength
 	switch {

@@ -43,9 +43,10 @@ var registry struct {
 
 // Register adds Encoders to the default list (Config.Encoders nil) of the
 // middleware made by later calls of New and Default, in their order, after
-// those registered before and ahead of gzip; one for a coding registered
-// before replaces it. Call it at start, before building the server: cmd/demo
-// registers the compress module's zstd and brotli Encoders so.
+// those registered before and ahead of the built-in gzip (a registered gzip
+// Encoder replaces it); one for a coding registered before replaces it. Call it
+// at start, before building the server: cmd/demo registers the compress
+// module's zstd, brotli and gzip Encoders so.
 func Register(encs ...Encoder) {
 	registry.mu.Lock()
 	defer registry.mu.Unlock()

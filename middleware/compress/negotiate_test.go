@@ -109,7 +109,7 @@ func TestNegotiation(t *testing.T) {
 // middleware New builds afterwards, and replaces one for the same coding.
 func TestRegister(t *testing.T) {
 	before := compress.Registered()
-	t.Cleanup(func() { compress.Register(before...) })
+	t.Cleanup(func() { compress.SetRegistered(before) })
 	d := &deflateEncoder{}
 	compress.Register(&deflateEncoder{}, d)
 	if r := compress.Registered(); len(r) != len(before)+1 || r[len(r)-1] != compress.Encoder(d) {
