@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"os/exec"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +18,7 @@ import (
 	"github.com/celeris-dev/celeris"
 	"github.com/celeris-dev/celeris/celeristest"
 	"github.com/celeris-dev/celeris/compress"
+	"github.com/celeris-dev/celeris/compress/compresstest"
 	mwcompress "github.com/celeris-dev/celeris/middleware/compress"
 )
 
@@ -59,61 +59,6 @@ func get(t testing.TB, cl *http.Client, url, ae string) (*http.Response, []byte)
 	return resp, b
 }
 
-// encoded is an answer to decode: its coding and bytes.
-type encoded struct {
-	coding string
-	b      []byte
-}
-
-// pyDecode decodes each answer ("zstd", "br" or "gzip") with Python's zstandard
-// and brotli packages (libzstd and the reference brotli decoder: independent of
-// the encoders under test), in one python3 process. It skips the test when they
-// are missing; .ci/run installs them.
-func pyDecode(t testing.TB, in []encoded) [][]byte {
-	t.Helper()
-	const script = `import sys, gzip, zstandard, brotli
-r, w = sys.stdin.buffer, sys.stdout.buffer
-while True:
-    line = r.readline()
-    if not line:
-        break
-    c, n = line.split()
-    b = r.read(int(n))
-    if c == b"zstd":
-        out = zstandard.ZstdDecompressor().decompressobj().decompress(b)
-    elif c == b"br":
-        out = brotli.decompress(b)
-    else:
-        out = gzip.decompress(b)
-    w.write(b"%d\n" % len(out) + out)`
-	if err := exec.Command("python3", "-c", "import zstandard, brotli").Run(); err != nil {
-		t.Skip("python3 with zstandard and brotli is not installed (pip install zstandard brotli)")
-	}
-	var stdin bytes.Buffer
-	for _, e := range in {
-		fmt.Fprintf(&stdin, "%s %d\n", e.coding, len(e.b))
-		stdin.Write(e.b)
-	}
-	cmd := exec.Command("python3", "-c", script)
-	cmd.Stdin = &stdin
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("python3 could not decode: %v: %s", err, stderr.String())
-	}
-	res := make([][]byte, len(in))
-	for i := range res {
-		line, rest, ok := bytes.Cut(out, []byte("\n"))
-		n, err := strconv.Atoi(string(line))
-		if !ok || err != nil || n > len(rest) {
-			t.Fatalf("python3 output cut short at answer %d", i)
-		}
-		res[i], out = rest[:n], rest[n:]
-	}
-	return res
-}
-
 // TestCodingsDecodeIndependently: whole and streamed answers in zstd, br and gzip,
 // chosen by Accept-Encoding, over h1 and h2c with Go's client, decode with
 // Python's zstandard and brotli to the bytes the handler wrote.
@@ -147,7 +92,7 @@ func TestCodingsDecodeIndependently(t *testing.T) {
 		t.Run(proto, func(t *testing.T) {
 			type check struct{ path, ae string }
 			var checks []check
-			var answers []encoded
+			var answers []compresstest.Encoded
 			for _, tc := range []struct{ ae, coding string }{
 				{ae: "zstd", coding: "zstd"},
 				{ae: "br", coding: "br"},
@@ -165,10 +110,10 @@ func TestCodingsDecodeIndependently(t *testing.T) {
 						t.Errorf("%s %s: %d encoded bytes for %d", path, tc.coding, len(b), len(want[path]))
 					}
 					checks = append(checks, check{path: path, ae: tc.ae})
-					answers = append(answers, encoded{coding: tc.coding, b: b})
+					answers = append(answers, compresstest.Encoded{Coding: tc.coding, Body: b})
 				}
 			}
-			for i, out := range pyDecode(t, answers) {
+			for i, out := range compresstest.DecodeWithPython(t, answers) {
 				if c := checks[i]; string(out) != want[c.path] {
 					t.Errorf("%s %q: decoded %d bytes %.40q, want %d bytes", c.path, c.ae, len(out), out, len(want[c.path]))
 				}
@@ -273,7 +218,7 @@ func TestStreamPerFlushZstdBrotli(t *testing.T) {
 			}
 		})
 	}
-	if err := exec.Command("python3", "-c", "import zstandard, brotli").Run(); err != nil {
+	if !compresstest.HavePython() {
 		t.Skip("python3 with zstandard and brotli is not installed")
 	}
 	const script = `import sys, http.client, zstandard, brotli

@@ -1,13 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"crypto/tls"
-	"fmt"
 	"io"
 	"net/http"
 	"os/exec"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +13,7 @@ import (
 
 	"github.com/celeris-dev/celeris/celeristest"
 	"github.com/celeris-dev/celeris/compress"
+	"github.com/celeris-dev/celeris/compress/compresstest"
 	celerish3 "github.com/celeris-dev/celeris/http3"
 	"github.com/celeris-dev/celeris/internal/demo"
 )
@@ -25,7 +23,7 @@ import (
 // (Go's client), HTTP/3 (quic-go's client) and curl (h1 and h2c, decoding
 // itself); every answer decodes with Python's zstandard, brotli and gzip.
 func TestDemoJSONCodings(t *testing.T) {
-	if err := exec.Command("python3", "-c", "import zstandard, brotli").Run(); err != nil {
+	if !compresstest.HavePython() {
 		t.Skip("python3 with zstandard and brotli is not installed (pip install zstandard brotli)")
 	}
 	compress.Register()
@@ -50,8 +48,7 @@ func TestDemoJSONCodings(t *testing.T) {
 	const want = `{"message":"Hello, World!"}`
 	var (
 		labels  []string
-		codings []string
-		bodies  [][]byte
+		answers []compresstest.Encoded
 	)
 	for _, c := range []struct {
 		name  string
@@ -96,11 +93,10 @@ func TestDemoJSONCodings(t *testing.T) {
 				continue
 			}
 			labels = append(labels, c.name+" "+tc.ae)
-			codings = append(codings, tc.coding)
-			bodies = append(bodies, b)
+			answers = append(answers, compresstest.Encoded{Coding: tc.coding, Body: b})
 		}
 	}
-	for i, out := range pyDecodeAll(t, codings, bodies) {
+	for i, out := range compresstest.DecodeWithPython(t, answers) {
 		if string(out) != want {
 			t.Errorf("%s: decoded %q", labels[i], out)
 		}
@@ -126,44 +122,4 @@ func TestDemoJSONCodings(t *testing.T) {
 			}
 		}
 	}
-}
-
-// pyDecodeAll decodes each body by its coding with Python's zstandard, brotli
-// and gzip, in one process.
-func pyDecodeAll(t *testing.T, codings []string, bodies [][]byte) [][]byte {
-	t.Helper()
-	const script = `import sys, gzip, zstandard, brotli
-r, w = sys.stdin.buffer, sys.stdout.buffer
-while True:
-    line = r.readline()
-    if not line:
-        break
-    c, n = line.split()
-    b = r.read(int(n))
-    out = {b"zstd": lambda: zstandard.ZstdDecompressor().decompressobj().decompress(b),
-           b"br": lambda: brotli.decompress(b), b"gzip": lambda: gzip.decompress(b)}[c]()
-    w.write(b"%d\n" % len(out) + out)`
-	var in bytes.Buffer
-	for i, b := range bodies {
-		fmt.Fprintf(&in, "%s %d\n", codings[i], len(b))
-		in.Write(b)
-	}
-	cmd := exec.Command("python3", "-c", script)
-	cmd.Stdin = &in
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("python3: %v: %s", err, stderr.String())
-	}
-	res := make([][]byte, len(bodies))
-	for i := range res {
-		line, rest, ok := bytes.Cut(out, []byte("\n"))
-		n, err := strconv.Atoi(string(line))
-		if !ok || err != nil || n > len(rest) {
-			t.Fatalf("python3 output cut short at answer %d", i)
-		}
-		res[i], out = rest[:n], rest[n:]
-	}
-	return res
 }
