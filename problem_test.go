@@ -210,3 +210,20 @@ func TestProblemDetails(t *testing.T) {
 		}
 	})
 }
+
+// FuzzPrefersProblem: any Accept value is answered without a panic, and
+// listing problem+json first at q=1 after text/plain at q=0 always prefers it.
+func FuzzPrefersProblem(f *testing.F) {
+	for _, s := range []string{"*/*", "application/problem+json", "text/plain;q=0.5, application/json", ";q=", "a/b;q=x,,"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, accept string) {
+		_ = PrefersProblem(accept)
+		if strings.ContainsAny(accept, "/") {
+			return // it may name text/plain itself, more specifically
+		}
+		if !PrefersProblem("application/problem+json, text/plain;q=0, " + accept) {
+			t.Fatalf("problem+json first, text/plain refused, then %q: not preferred", accept)
+		}
+	})
+}

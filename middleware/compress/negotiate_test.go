@@ -132,3 +132,35 @@ func TestDuplicateCoding(t *testing.T) {
 	}()
 	compress.New(compress.Config{Encoders: []compress.Encoder{compress.Gzip(1), compress.Gzip(9)}})
 }
+
+// FuzzQuality: any Accept-Encoding value gives every coding a q-value from 0 to
+// 1000, the same whatever the case of its ASCII letters, and a value listing
+// the coding first with a valid q gives that q.
+func FuzzQuality(f *testing.F) {
+	for _, s := range []string{"gzip", "br;q=0.5, *;q=0", "zstd;q=1.000, gzip;q=0.001", "*", ";;,,q=", "x-gzip;Q=0.7"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, ae string) {
+		for _, coding := range []string{"gzip", "br", "zstd"} {
+			q := compress.Quality(ae, coding)
+			if q < 0 || q > 1000 {
+				t.Fatalf("Quality(%q, %q) = %d", ae, coding, q)
+			}
+			if up := strings.ToUpper(ae); isASCII(ae) && compress.Quality(up, coding) != q {
+				t.Fatalf("Quality(%q) = %d, of %q = %d", ae, q, up, compress.Quality(up, coding))
+			}
+			if got := compress.Quality(coding+";q=0.25,"+ae, coding); got != 250 {
+				t.Fatalf("listed first with q=0.25 before %q: %d", ae, got)
+			}
+		}
+	})
+}
+
+func isASCII(s string) bool {
+	for i := range len(s) {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
