@@ -37,7 +37,8 @@ type Problem struct {
 	// Title is a short summary of the kind of problem; "" is sent as the
 	// status text.
 	Title string
-	// Status is the HTTP status code; 0 is sent as 500.
+	// Status is the HTTP status code; one outside 400-599 (0 included) is
+	// sent as 500.
 	Status int
 	// Detail explains this occurrence to the client ("" is left out).
 	Detail string

@@ -64,6 +64,21 @@ func TestStreamPerFlush(t *testing.T) {
 			}
 			return w.Send(celeris.Event{Data: "two"})
 		})
+		s.GET("/inline", func(c *celeris.Context) error {
+			w, err := c.Stream(200, "text/plain")
+			if err != nil {
+				return err
+			}
+			for range 3 {
+				if _, err := io.WriteString(w, text); err != nil {
+					return err
+				}
+				if err := w.Flush(); err != nil {
+					return err
+				}
+			}
+			return nil
+		}).Inline()
 		s.GET("/range", func(c *celeris.Context) error {
 			c.SetHeader("Content-Range", "bytes 0-99/1000")
 			w, err := c.Stream(http.StatusPartialContent, "text/plain")
@@ -125,6 +140,11 @@ func TestStreamPerFlush(t *testing.T) {
 			if err != nil || string(rest) != tc.second {
 				t.Fatalf("%s: after the first flush: %q, %v", tc.path, rest, err)
 			}
+		}
+		// An Inline route's stream is encoded on the event loop alike.
+		resp, body := mwtest.Get(t, client, "http://"+addr+"/inline", gz)
+		if resp.Header.Get("Content-Encoding") != "gzip" || gunzip(t, body) != strings.Repeat(text, 3) {
+			t.Errorf("inline stream: %v, %d bytes", resp.Header, len(body))
 		}
 		// Range answers, already-compressed types and streams of a declared
 		// length go out as written.
