@@ -19,8 +19,8 @@ import (
 )
 
 // TestDemoJSONCodings: with the encoders main registers, the demo's /json
-// answers zstd, br or gzip as Accept-Encoding asks, over HTTP/1.1 and h2c
-// (Go's client), HTTP/3 (quic-go's client) and curl (h1 and h2c, decoding
+// answers zstd, br or gzip as Accept-Encoding asks, over HTTP/1.1, h2c and h2
+// over TLS (Go's client), HTTP/3 (quic-go's client) and curl (h1 and h2c, decoding
 // itself); every answer decodes with Python's zstandard, brotli and gzip.
 func TestDemoJSONCodings(t *testing.T) {
 	if !compresstest.HavePython() {
@@ -41,9 +41,11 @@ func TestDemoJSONCodings(t *testing.T) {
 	var p http.Protocols
 	p.SetUnencryptedHTTP2(true)
 	h2c := &http.Transport{DisableCompression: true, Protocols: &p}
+	h2 := &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, ForceAttemptHTTP2: true, DisableCompression: true}
 	q := &http3.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, DisableCompression: true}
 	defer h1.CloseIdleConnections()
 	defer h2c.CloseIdleConnections()
+	defer h2.CloseIdleConnections()
 	defer q.Close()
 	const want = `{"message":"Hello, World!"}`
 	var (
@@ -58,6 +60,7 @@ func TestDemoJSONCodings(t *testing.T) {
 	}{
 		{name: "h1", rt: h1, base: "http://" + addr, major: 1},
 		{name: "h2c", rt: h2c, base: "http://" + addr, major: 2},
+		{name: "h2", rt: h2, base: "https://" + s.TLSAddr().String(), major: 2},
 		{name: "h3", rt: q, base: "https://" + udp.String(), major: 3},
 	} {
 		cl := &http.Client{Transport: c.rt, Timeout: 30 * time.Second}
