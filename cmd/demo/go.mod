@@ -12,12 +12,12 @@ require (
 	github.com/celeris-dev/celeris v0.0.0-00010101000000-000000000000
 	github.com/celeris-dev/celeris/compress v0.0.0-00010101000000-000000000000
 	github.com/celeris-dev/celeris/http3 v0.0.0-00010101000000-000000000000
+	github.com/klauspost/compress v1.18.6
+	github.com/molecule-man/go-brrr v1.3.1
 	github.com/quic-go/quic-go v0.65.0
 )
 
 require (
-	github.com/klauspost/compress v1.18.6 // indirect
-	github.com/molecule-man/go-brrr v1.3.1 // indirect
 	github.com/panjf2000/ants/v2 v2.12.1 // indirect
 	github.com/panjf2000/gnet/v2 v2.10.0 // indirect
 	github.com/quic-go/qpack v0.6.0 // indirect
