@@ -15,6 +15,10 @@
 // response is recorded as it would appear on the wire: a HEAD request, or a 1xx,
 // 204 or 304 status, gets no body, and a complete response gets a Content-Length.
 // Date is not recorded.
+//
+// Serve and Start run a server over real sockets for a test; package
+// github.com/celeris-dev/celeris/celeristest/browser drives headless Chromium
+// against it (cookies, CSRF, CSP, HTTP/2 and HTTP/3 as a browser meets them).
 package celeristest
 
 import (
