@@ -6,7 +6,7 @@ replace github.com/celeris-dev/celeris => ../
 
 require (
 	github.com/andybalholm/brotli v1.3.0
-	github.com/celeris-dev/celeris v0.0.0-00010101000000-000000000000
+	github.com/celeris-dev/celeris v0.1.0
 	github.com/gofiber/fiber/v2 v2.52.15
 	github.com/klauspost/compress v1.18.6
 	github.com/molecule-man/go-brrr v1.3.1

@@ -4,8 +4,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/celeris-dev/celeris/internal/bytesconv"
-	"github.com/celeris-dev/celeris/internal/httpmsg"
+	httpmsg "github.com/celeris-dev/celeris/transport"
 )
 
 // errFieldsTooLarge reports a field section over the server's
@@ -90,8 +89,9 @@ func decodeRequestHead(block []byte, req *httpmsg.Request, maxSize uint64, arena
 				return malformed("TE other than trailers")
 			}
 		case "content-length":
-			n, ok := bytesconv.ParseUint(bytesconv.S2B(value), 1<<62)
-			if !ok || (h.contentLength >= 0 && h.contentLength != int64(n)) {
+			// Digits only (no sign, no underscore: base 10), at most 2^62.
+			n, err := strconv.ParseUint(value, 10, 63)
+			if err != nil || n > 1<<62 || (h.contentLength >= 0 && h.contentLength != int64(n)) {
 				return malformed("bad content-length")
 			}
 			h.contentLength = int64(n)
@@ -237,7 +237,7 @@ func decodeTrailers(block []byte, req *httpmsg.Request, maxSize uint64, arena *f
 	})
 }
 
-func isTchar(b byte) bool { return httpmsg.LowerTchar[b] || ('A' <= b && b <= 'Z') }
+func isTchar(b byte) bool { return httpmsg.LowerTchar(b) || ('A' <= b && b <= 'Z') }
 
 // connectionSpecific reports the fields RFC 9114 §4.2 forbids, for a name
 // in lower case.
@@ -351,7 +351,7 @@ func (e *fieldEncoder) appendHeaders(dst []byte, status int, header []httpmsg.Fi
 			e.buf = appendPrefixInt(e.buf, 0xc0, 6, uint64(idx)) // 1 T=1 (static)
 		} else {
 			var sb [3]byte
-			e.field(":status", bytesconv.B2S(strconv.AppendInt(sb[:0], int64(status), 10)))
+			e.field(":status", b2s(strconv.AppendInt(sb[:0], int64(status), 10)))
 		}
 	}
 	for _, f := range header {
@@ -371,7 +371,7 @@ func (e *fieldEncoder) appendHeaders(dst []byte, status int, header []httpmsg.Fi
 				}
 				b = append(b, c)
 			}
-			name = bytesconv.B2S(b) // copied by field at once, never kept
+			name = b2s(b) // copied by field at once, never kept
 		}
 		if connectionSpecific(name) || name == "content-length" || name == "date" {
 			continue
@@ -382,11 +382,11 @@ func (e *fieldEncoder) appendHeaders(dst []byte, status int, header []httpmsg.Fi
 		e.field(name, f.Value)
 	}
 	if date {
-		e.field("date", bytesconv.B2S(bytesconv.Date()))
+		e.field("date", b2s(httpmsg.Date()))
 	}
 	if contentLength >= 0 {
 		var nb [20]byte
-		e.field("content-length", bytesconv.B2S(strconv.AppendInt(nb[:0], contentLength, 10)))
+		e.field("content-length", b2s(strconv.AppendInt(nb[:0], contentLength, 10)))
 	}
 	dst = appendFrameHeader(dst, frameHeaders, uint64(len(e.buf)))
 	return append(dst, e.buf...)

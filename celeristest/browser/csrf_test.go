@@ -78,7 +78,7 @@ func TestCSRFFormInChromium(t *testing.T) {
 	if _, err := p.Eval(deadline, `location.reload(); "reloading"`); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(500 * time.Millisecond)
+	time.Sleep(500 * time.Millisecond) // a sleep: the reload must begin before Poll reads the page, or it reads the old one
 	text, err = p.Poll(deadline, `document.forms.length ? document.body.innerText : ""`, func(v string) (bool, error) { return v != "", nil })
 	if err != nil || strings.Contains(text, "added") {
 		t.Errorf("after a reload: %q %v", text, err)

@@ -76,7 +76,8 @@ type Conn struct {
 	sendqDirty    bool               // a window grew: retry the send queue
 	closedRing    [16]closedID       // recently closed streams, to tell closed from idle
 	ringPos       int
-	goingAway     bool // Shutdown sent GOAWAY
+	goingAway     bool      // Shutdown sent the final GOAWAY
+	goAwayBy      time.Time // Drain sent the first GOAWAY: the final one is due by then (goaway.go)
 	outbound      func() int
 	heldBack      bool // DATA waits because the engine holds too much unsent output
 	dataOut       int  // DATA bytes handed to the engine in this callback (with outbound)
@@ -363,6 +364,7 @@ func (c *Conn) OnWake() error {
 	clear(ready)
 	c.ready2 = ready[:0]
 
+	c.checkGoAwayWait()
 	c.afterIO()
 	if c.phase == phaseClosed {
 		return c.closeErr
@@ -399,14 +401,9 @@ func (c *Conn) Shutdown() {
 	if c.phase == phaseClosed || c.goingAway {
 		return
 	}
-	c.goingAway = true
-	c.lastProcessed = max(c.lastProcessed, c.maxStreamID)
-	c.out = frame.AppendGoAway(c.out, c.maxStreamID, frame.ErrCodeNo, nil)
+	c.finalGoAway()
 	c.afterIO()
 }
-
-// Drain is Shutdown under the name the engine's Drainer interface uses.
-func (c *Conn) Drain() { c.Shutdown() }
 
 // afterIO ends every loop callback: it retries streams waiting for window, returns
 // receive credit, closes a drained connection after GOAWAY, and hands the frames
