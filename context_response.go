@@ -308,6 +308,10 @@ func (c *Context) startStream(code int, contentType string, sw httpmsg.SizedWrit
 	}
 	c.written = true
 	c.status = code
+	c.stream.w, c.stream.c = c.w, c
+	if sw == nil {
+		c.stream.startEncoder(code) // stream_encode.go
+	}
 	var err error
 	if sw != nil {
 		err = sw.WriteHeaderLength(code, c.header, length)
@@ -321,7 +325,6 @@ func (c *Context) startStream(code int, contentType string, sw httpmsg.SizedWrit
 		return nil, err
 	}
 	c.streaming = true
-	c.stream.w, c.stream.c = c.w, c
 	c.stream.inlineCap()
 	c.touched |= tStream
 	return &c.stream, nil
@@ -330,10 +333,12 @@ func (c *Context) startStream(code int, contentType string, sw httpmsg.SizedWrit
 // StreamWriter writes the body of a streamed response. It belongs to the pooled
 // Context: valid until the handler returns, like the Context itself.
 type StreamWriter struct {
-	w      httpmsg.ResponseWriter
-	c      *Context
-	left   int64 // body bytes an Inline route may still write; -1: no limit (a worker)
-	failed bool  // an Inline route passed InlineStreamMax (moved.go)
+	w        httpmsg.ResponseWriter
+	c        *Context
+	left     int64          // body bytes an Inline route may still write; -1: no limit (a worker)
+	failed   bool           // an Inline route passed InlineStreamMax (moved.go)
+	encoding StreamEncoding // set by EncodeStream (stream_encode.go)
+	enc      StreamEncoder  // the started stream's encoder, or nil
 }
 
 // Write queues p. On a worker it blocks while the client reads slowly (the
@@ -347,7 +352,13 @@ func (s *StreamWriter) Write(p []byte) (int, error) {
 		}
 		s.left -= int64(len(p))
 	}
-	n, err := s.w.Write(p)
+	var n int
+	var err error
+	if s.enc != nil {
+		n, err = s.enc.Write(p) // an Inline route's bound counts the bytes before encoding
+	} else {
+		n, err = s.w.Write(p)
+	}
 	s.c.bytes += int64(n)
 	return n, err
 }
@@ -373,6 +384,11 @@ func (c *Context) Error(err error) {
 func (s *StreamWriter) Flush() error {
 	if s.failed {
 		return ErrInlineOutput
+	}
+	if s.enc != nil {
+		if err := s.enc.Flush(); err != nil {
+			return err
+		}
 	}
 	return s.w.Flush()
 }

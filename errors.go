@@ -91,9 +91,12 @@ type ErrorHandler func(c *Context, err error)
 
 // DefaultErrorHandler answers *HTTPError with its status and message, and any other
 // error with 500 (the error itself is logged, never sent). An *HTTPError's Err is
-// logged as its doc says: Error level for 5xx, Debug level below.
+// logged as its doc says: Error level for 5xx, Debug level below. When the
+// request's Accept prefers application/problem+json it answers as
+// ProblemErrorHandler (problem.go); a returned *Problem is sent as text/plain
+// otherwise.
 func DefaultErrorHandler(c *Context, err error) {
-	if c.Written() {
+	if c.Written() || problemFirst(c, err) {
 		return
 	}
 	var he *HTTPError

@@ -27,7 +27,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/celeris-dev/celeris/internal/bytesconv"
 	"github.com/celeris-dev/celeris/internal/h1"
 	"github.com/celeris-dev/celeris/internal/h2"
 	"github.com/celeris-dev/celeris/internal/httpmsg"
@@ -623,7 +622,7 @@ func (s *Server) run(c *Context) {
 				// Headers set so far stay (a request id set by middleware is
 				// worth keeping); the body is replaced.
 				c.capture = 0
-				_ = c.Blob(http.StatusInternalServerError, textPlain, bytesconv.S2B("Internal Server Error"))
+				answerPanic(c) // text/plain, or a problem when Accept prefers one
 			}
 		}
 	}()

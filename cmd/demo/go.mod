@@ -4,12 +4,16 @@ go 1.26.0
 
 replace (
 	github.com/celeris-dev/celeris => ../../
+	github.com/celeris-dev/celeris/compress => ../../compress
 	github.com/celeris-dev/celeris/http3 => ../../http3
 )
 
 require (
 	github.com/celeris-dev/celeris v0.1.0
+	github.com/celeris-dev/celeris/compress v0.1.0
 	github.com/celeris-dev/celeris/http3 v0.1.0
+	github.com/klauspost/compress v1.18.6
+	github.com/molecule-man/go-brrr v1.3.1
 	github.com/quic-go/quic-go v0.65.0
 )
 

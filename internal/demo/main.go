@@ -195,7 +195,9 @@ type message struct {
 var zeros [64 << 10]byte
 
 // register installs the demo routes. With inline, the three benchmark routes run on
-// the event loops; with gzip, /json compresses when the client accepts it.
+// the event loops; with gzip, /json compresses when the client accepts it, with
+// gzip and the codings registered with the compress middleware (cmd/demo adds
+// zstd and br).
 func register(s *celeris.Server, inline, gzip bool) {
 	var jsonMW []celeris.MiddlewareFunc
 	if gzip {

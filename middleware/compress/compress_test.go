@@ -85,7 +85,8 @@ func TestCompress(t *testing.T) {
 		{name: "strong etag weakened", path: "/etag", header: gz, status: 201, encoding: "gzip", body: text, etag: `W/"v1"`},
 		{name: "etag kept", path: "/etag", status: 201, body: text, etag: `"v1"`},
 		{name: "204", path: "/nocontent", header: gz, status: 204},
-		{name: "stream not compressed", path: "/stream", header: gz, status: 200, body: text},
+		{name: "stream compressed", path: "/stream", header: gz, status: 200, encoding: "gzip", body: text},
+		{name: "stream identity", path: "/stream", status: 200, body: text},
 		{name: "error answer", path: "/error", header: gz, status: 418, body: text},
 		{name: "panic recovered outside", path: "/panic", header: gz, status: 500, body: "Internal Server Error"},
 	}
@@ -94,7 +95,7 @@ func TestCompress(t *testing.T) {
 			resp, body := mwtest.Get(t, client, "http://"+addr+tt.path, tt.header)
 			enc := resp.Header.Get("Content-Encoding")
 			if enc == "gzip" {
-				if resp.ContentLength != int64(len(body)) {
+				if tt.path != "/stream" && resp.ContentLength != int64(len(body)) {
 					t.Errorf("%s: Content-Length %d for %d bytes", tt.name, resp.ContentLength, len(body))
 				}
 				body = gunzip(t, body)
@@ -103,7 +104,7 @@ func TestCompress(t *testing.T) {
 				t.Errorf("%s: %d %q body %d bytes (%.20q), want %d %q %d bytes",
 					tt.name, resp.StatusCode, enc, len(body), body, tt.status, tt.encoding, len(tt.body))
 			}
-			if tt.path != "/stream" && tt.path != "/error" && tt.path != "/panic" &&
+			if tt.path != "/error" && tt.path != "/panic" &&
 				!strings.Contains(strings.Join(resp.Header.Values("Vary"), ","), "Accept-Encoding") {
 				t.Errorf("%s: Vary %q", tt.name, resp.Header.Values("Vary"))
 			}
