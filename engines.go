@@ -27,6 +27,13 @@ const (
 	// goroutine per connection (two while it has output queued), on every OS. TLS
 	// listeners always use it.
 	EngineStd Engine = "std"
+	// EngineEpoll serves connections from Celeris's own epoll event loops
+	// (internal/epoll), on Linux only: one loop per core (Config.EventLoops)
+	// sharing the listening socket, owning its sockets outright (read pausing,
+	// half-close, graceful unlisten and hijack need no reach into another
+	// library). It also serves a listener handed to StartListener (a
+	// *net.TCPListener).
+	EngineEpoll Engine = "epoll"
 )
 
 // servingEngine is what the server needs of an engine (internal/engine for gnet,
@@ -73,8 +80,8 @@ func (s *Server) newEngines(certFile, keyFile string, tlsOnly bool) error {
 	}
 	if !tlsOnly {
 		kind := s.cfg.Engine
-		if s.listener != nil {
-			kind = EngineStd // StartListener: only the std engine adopts a listener
+		if s.listener != nil && !(kind == EngineEpoll && epollAvailable) {
+			kind = EngineStd // StartListener: the std engine adopts any listener
 		}
 		if kind == EngineAuto {
 			kind = EngineStd
@@ -99,6 +106,15 @@ func (s *Server) newEngines(certFile, keyFile string, tlsOnly bool) error {
 			s.eng = s.newGnetEngine(s.cfg.Addr, s.plainProtocols())
 		case EngineStd:
 			s.eng = s.newStdEngine(s.cfg.Addr, s.plainProtocols(), nil)
+		case EngineEpoll:
+			if !epollAvailable {
+				return fmt.Errorf("celeris: the epoll engine is not available on %s", runtime.GOOS)
+			}
+			eng, err := s.newEpollEngine(s.cfg.Addr, s.plainProtocols(), s.listener)
+			if err != nil {
+				return err
+			}
+			s.eng = eng
 		default:
 			return fmt.Errorf("celeris: unknown engine %q", kind)
 		}

@@ -133,8 +133,8 @@ func (c *Core) Feed(in []byte, now int64) int {
 			c.fail(err)
 			break
 		}
-		if n == 0 {
-			break
+		if len(in) > 0 {
+			break // the protocol left the rest until more arrives, or a handler ran
 		}
 	}
 	return total
@@ -216,14 +216,14 @@ const (
 // can serve past the end (httpmsg.InputEnder: HTTP/1.1) is told, and its
 // handlers' answers are awaited; one that cannot (HTTP/2, whose streams wait
 // for frames that cannot come) gets what it already wrote, then the close. A
-// handler reading a streamed body whose rest will not come has it aborted.
+// handler reading a streamed body whose rest will not come has it aborted
+// (Done), once the input buffered before the end was consumed.
 func (c *Core) EndOfInput(unsent int) EndAction {
 	c.inputEnded = true
 	if c.proto == nil || c.hijacked {
 		return EndClose
 	}
 	if ie, ok := c.proto.(httpmsg.InputEnder); ok && !c.Closing() && ie.InputEnded() {
-		c.abortBody()
 		return EndServe
 	}
 	if unsent > 0 {
@@ -243,15 +243,17 @@ func (c *Core) abortBody() {
 
 // Done reports, after the input ended and answers were owed (EndServe),
 // whether the connection may close once its output is written: the protocol
-// failed or asked, or serves nothing and could not use what input is left
-// (stalled: it consumed none of it only because output is queued, in which
-// case the engine waits for the output to drain).
+// failed or asked, or serves nothing and could not use what input is left.
+// inputLeft: input buffered before the end is not consumed yet; stalled:
+// output is queued (a protocol holds input back while it is large, and goes
+// on as it drains). Once all the input was consumed, a streamed request body
+// still awaited is aborted: its rest cannot come.
 func (c *Core) Done(inputLeft bool, stalled bool) bool {
 	if c.Closing() {
 		return true
 	}
-	if inputLeft && stalled {
-		return false
+	if inputLeft {
+		return !stalled && !c.Busy()
 	}
 	c.abortBody()
 	return !c.Busy()

@@ -144,9 +144,14 @@ func (c *conn) input(b []byte) {
 }
 
 // feed presents b to the protocol a window at a time, and returns how much it
-// consumed.
+// consumed. Once the input ended, all that is left is presented at once: a
+// protocol told of the end (HTTP/1.1 feeding a streamed body) takes what it
+// is given as the rest of the input.
 func (c *conn) feed(b []byte) int {
 	window := c.l.e.cfg.PeekWindow
+	if c.serving {
+		window = len(b)
+	}
 	total := 0
 	for total < len(b) && !c.core.Closing() && !c.done {
 		w := b[total:min(len(b), total+window)]
