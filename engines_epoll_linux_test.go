@@ -1,6 +1,17 @@
 package celeris
 
-import "testing"
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/celeris-dev/celeris/internal/epoll"
+)
 
 // TestEpollEngine runs engineTests on the epoll engine (CELERIS_TEST_ENGINE=epoll
 // runs the whole package on it), in parallel but for the serial ones.
@@ -16,5 +27,49 @@ func TestEpollEngine(t *testing.T) {
 			}
 			tc.f(t)
 		})
+	}
+}
+
+// StartListener with EngineEpoll serves the caller's *net.TCPListener from the
+// epoll loops, over HTTP/1.1 and h2c, and Shutdown closes it.
+func TestStartListenerEpoll(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := New(Config{Engine: EngineEpoll})
+	s.GET("/hello", func(c *Context) error { return c.String(200, "hello "+c.Proto()) })
+	errc := make(chan error, 1)
+	go func() { errc <- s.StartListener(ln) }()
+	select {
+	case <-s.Ready():
+	case err := <-errc:
+		t.Fatal(err)
+	}
+	if _, ok := s.eng.(*epoll.Engine); !ok {
+		t.Fatalf("served by %T, want the epoll engine", s.eng)
+	}
+	forEachProto(t, func(t *testing.T, cl *http.Client, proto string) {
+		resp, err := cl.Get("http://" + ln.Addr().String() + "/hello")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.HasPrefix(string(b), "hello HTTP/") {
+			t.Fatalf("%d %q", resp.StatusCode, b)
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := s.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		t.Fatal(err)
+	}
+	if c, err := net.Dial("tcp", ln.Addr().String()); err == nil {
+		c.Close()
+		t.Fatal("the listener still accepts after Shutdown")
 	}
 }
