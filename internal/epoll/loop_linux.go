@@ -106,12 +106,18 @@ func (l *loop) run() {
 		if wait < 0 {
 			wait = 0
 		}
-		n, err := unix.EpollWait(l.epfd, l.events[:], wait+1)
-		l.now = time.Now().UnixNano()
-		if err != nil && err != unix.EINTR {
-			e.cfg.Logger.Error("epoll: epoll_wait failed; the loop stops", "err", err)
-			break
+		n := pollNow(l.epfd, l.events[:])
+		if n == 0 {
+			runtime.Gosched() // before sleeping: workers waiting for this P run first
+			var err error
+			n, err = unix.EpollWait(l.epfd, l.events[:], wait+1)
+			if err != nil && err != unix.EINTR {
+				e.cfg.Logger.Error("epoll: epoll_wait failed; the loop stops", "err", err)
+				break
+			}
+			n = max(n, 0)
 		}
+		l.now = time.Now().UnixNano()
 		for i := 0; i < n; i++ {
 			ev := &l.events[i]
 			switch ev.Pad {

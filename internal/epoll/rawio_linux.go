@@ -3,10 +3,13 @@ package epoll
 import (
 	"syscall"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
-// The loop's socket reads and writes. The sockets are non-blocking, so the
-// calls never block: they go through syscall.RawSyscall, which skips the
+// The loop's socket reads and writes, and its poll that does not wait. None
+// of them blocks (the sockets are non-blocking), so they go through
+// syscall.RawSyscall, which skips the
 // runtime's entersyscall/exitsyscall bookkeeping (as the gnet engine's
 // rawWrite does). This file is the package's only use of unsafe: a slice's
 // address for the kernel.
@@ -40,4 +43,16 @@ func rawWritev(fd int, a, b []byte) (int, syscall.Errno) {
 		return 0, errno
 	}
 	return int(n), 0
+}
+
+// pollNow is epoll_wait with a zero timeout, which never blocks: through
+// RawSyscall6, without the runtime's system-call bookkeeping. A busy loop
+// finds events ready this way; only when none are does it wait in
+// unix.EpollWait, where the runtime may hand its P to another goroutine.
+func pollNow(epfd int, events []unix.EpollEvent) int {
+	n, _, errno := syscall.RawSyscall6(syscall.SYS_EPOLL_PWAIT, uintptr(epfd), uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), 0, 0, 0)
+	if errno != 0 {
+		return 0
+	}
+	return int(n)
 }
