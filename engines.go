@@ -18,21 +18,24 @@ import (
 type Engine string
 
 const (
-	// EngineAuto is EngineGnet on Linux and EngineStd elsewhere.
+	// EngineAuto is EngineEpoll on Linux and EngineStd elsewhere.
 	EngineAuto Engine = ""
-	// EngineGnet serves connections from gnet event loops: the fastest, on Linux,
-	// the BSDs and macOS (not Windows).
+	// EngineGnet serves connections from gnet event loops, on Linux, the BSDs and
+	// macOS (not Windows). It reaches into gnet v2.10.0's unexported state for
+	// read pausing, half-close and graceful unlisten: with another gnet built in,
+	// Start fails (engine.CheckLayout).
 	EngineGnet Engine = "gnet"
 	// EngineStd serves connections with the standard library's net package, one
 	// goroutine per connection (two while it has output queued), on every OS. TLS
 	// listeners always use it.
 	EngineStd Engine = "std"
 	// EngineEpoll serves connections from Celeris's own epoll event loops
-	// (internal/epoll), on Linux only: one loop per core (Config.EventLoops)
-	// sharing the listening socket, owning its sockets outright (read pausing,
-	// half-close, graceful unlisten and hijack need no reach into another
-	// library). It also serves a listener handed to StartListener (a
-	// *net.TCPListener).
+	// (internal/epoll), on Linux only, and is the default there: one loop per
+	// core (Config.EventLoops) sharing the listening socket, owning its sockets
+	// outright (read pausing, half-close, graceful unlisten and hijack need no
+	// reach into another library). Per server CPU-second it is level with gnet
+	// or ahead (docs/ARCHITECTURE.md, "The epoll engine"). It also serves a
+	// listener handed to StartListener (a *net.TCPListener).
 	EngineEpoll Engine = "epoll"
 )
 
@@ -85,14 +88,8 @@ func (s *Server) newEngines(certFile, keyFile string, tlsOnly bool) error {
 		}
 		if kind == EngineAuto {
 			kind = EngineStd
-			if gnetAvailable && runtime.GOOS == "linux" {
-				kind = EngineGnet
-				if err := checkGnet(); err != nil {
-					// A gnet other than the one the engine reaches into: the std
-					// engine serves with every defence instead.
-					s.logger.Warn("celeris: serving with the std engine instead of gnet", "err", err)
-					kind = EngineStd
-				}
+			if epollAvailable {
+				kind = EngineEpoll
 			}
 		}
 		switch kind {

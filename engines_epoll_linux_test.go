@@ -13,13 +13,22 @@ import (
 	"github.com/celeris-dev/celeris/internal/epoll"
 )
 
-// TestEpollEngine runs engineTests on the epoll engine (CELERIS_TEST_ENGINE=epoll
-// runs the whole package on it), in parallel but for the serial ones.
-func TestEpollEngine(t *testing.T) {
-	if testEngine == EngineEpoll {
-		t.Skip("the whole package runs on the epoll engine already")
+// TestEpollEngine runs engineTests on the epoll engine when the package runs on
+// another (CELERIS_TEST_ENGINE=gnet or std).
+func TestEpollEngine(t *testing.T) { runEngineTests(t, EngineEpoll) }
+
+// TestGnetEngine runs engineTests on the gnet engine when the package runs on
+// another (by default it runs on the epoll engine; CI also runs the whole
+// package with CELERIS_TEST_ENGINE=gnet).
+func TestGnetEngine(t *testing.T) { runEngineTests(t, EngineGnet) }
+
+// runEngineTests runs engineTests on e, in parallel but for the serial ones,
+// unless the whole package runs on e already (EngineAuto is EngineEpoll here).
+func runEngineTests(t *testing.T, e Engine) {
+	if testEngine == e || (testEngine == EngineAuto && e == EngineEpoll) {
+		t.Skipf("the whole package runs on the %s engine already", e)
 	}
-	withEngine(t, EngineEpoll)
+	withEngine(t, e)
 	for _, tc := range engineTests {
 		t.Run(tc.name, func(t *testing.T) {
 			if !tc.serial {

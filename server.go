@@ -73,7 +73,7 @@ type Config struct {
 
 	// Engine carries the connections of Addr: EngineGnet (event loops),
 	// EngineEpoll (Celeris's own event loops, Linux) or EngineStd (the standard
-	// library's net package) [EngineGnet on Linux, EngineStd elsewhere; Windows
+	// library's net package) [EngineEpoll on Linux, EngineStd elsewhere; Windows
 	// has EngineStd only]. TLS always uses EngineStd.
 	Engine Engine
 

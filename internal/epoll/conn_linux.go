@@ -53,11 +53,15 @@ func newConn(l *loop, fd int, peer *net.TCPAddr) *conn {
 }
 
 // Write appends b to the output batch (httpmsg.Conn; loop only).
-func (c *conn) Write(b []byte) { c.out = append(c.out, b...) }
+func (c *conn) Write(b []byte) {
+	c.l.own.check("Conn.Write")
+	c.out = append(c.out, b...)
+}
 
 // WriteOwned queues b, keeping b itself while the batch is empty
 // (httpmsg.OwnedWriter).
 func (c *conn) WriteOwned(b []byte) []byte {
+	c.l.own.check("Conn.WriteOwned")
 	var spare []byte
 	c.out, spare = httpmsg.AppendOwned(c.out, b)
 	return spare
@@ -73,14 +77,20 @@ func (c *conn) Wake() {
 }
 
 // Close closes the connection once its output is written (httpmsg.Conn).
-func (c *conn) Close() { c.core.Close() }
+func (c *conn) Close() {
+	c.l.own.check("Conn.Close")
+	c.core.Close()
+}
 
 // RemoteAddr is the peer's address (httpmsg.Conn).
 func (c *conn) RemoteAddr() net.Addr { return c.peer }
 
 // OutboundBuffered is the output written and not yet taken by the socket
 // (httpmsg.OutboundReporter; loop only).
-func (c *conn) OutboundBuffered() int { return len(c.pend) - c.pend0 }
+func (c *conn) OutboundBuffered() int {
+	c.l.own.check("Conn.OutboundBuffered")
+	return len(c.pend) - c.pend0
+}
 
 // onEvent serves the epoll events of the connection.
 func (c *conn) onEvent(ev uint32) {
@@ -431,6 +441,7 @@ func (c *conn) forget() {
 // runtime. It returns the input read and not consumed, and the output not yet
 // written (earlier answers), which the caller writes first.
 func (c *conn) Hijack() (nc net.Conn, buffered, pending []byte, err error) {
+	c.l.own.check("Conn.Hijack")
 	if c.done || c.core.Closing() || c.serving || c.flushEnd || c.lingering {
 		return nil, nil, nil, errHijacked
 	}

@@ -34,6 +34,7 @@ type loop struct {
 	freeIn  [][]byte // empty input buffers for reuse
 	drained bool     // the engine's drain reached this loop's connections
 	wakeBuf [8]byte
+	own     owner // the loop's goroutine, checked in race builds
 
 	mu       sync.Mutex
 	ready    []*conn    // guarded by mu: connections woken by other goroutines
@@ -98,6 +99,7 @@ func (l *loop) add(c *conn) {
 
 // run is the loop's goroutine.
 func (l *loop) run() {
+	l.own.claim()
 	e := l.e
 	l.now = time.Now().UnixNano()
 	l.nextDue = l.now + int64(tick)
