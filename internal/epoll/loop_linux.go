@@ -41,7 +41,13 @@ type loop struct {
 	spare    []*conn    // guarded by mu
 	incoming []accepted // guarded by mu: connections accepted by another loop, for this one
 	dead     bool       // guarded by mu: evfd is closed; no more wake-ups
-	signaled atomic.Bool
+	// hasWork: something was queued (ready, incoming) or the engine's state
+	// changed (drain, stop) since the loop last looked; sleeping: the loop is
+	// in, or about to enter, its blocking epoll_wait. A waker writes the
+	// eventfd only when the loop sleeps: a loop at work finds the queue before
+	// it sleeps (poke and run pair up as in Dekker's algorithm).
+	hasWork  atomic.Bool
+	sleeping atomic.Bool
 }
 
 // newLoop makes a loop whose epoll watches lnfd (EPOLLEXCLUSIVE: one loop is
@@ -78,9 +84,11 @@ func (l *loop) closeFDs() {
 	_ = unix.Close(l.epfd)
 }
 
-// poke wakes the loop (any goroutine).
+// poke makes the loop look at its queue and the engine's state soon, waking
+// it when it sleeps (any goroutine).
 func (l *loop) poke() {
-	if l.signaled.CompareAndSwap(false, true) {
+	l.hasWork.Store(true)
+	if l.sleeping.Load() && l.sleeping.CompareAndSwap(true, false) {
 		l.mu.Lock()
 		if !l.dead {
 			_, _ = unix.Write(l.evfd, []byte{1, 0, 0, 0, 0, 0, 0, 0})
@@ -109,15 +117,21 @@ func (l *loop) run() {
 			wait = 0
 		}
 		n := pollNow(l.epfd, l.events[:])
-		if n == 0 {
+		if n == 0 && !l.hasWork.Load() {
 			runtime.Gosched() // before sleeping: workers waiting for this P run first
-			var err error
-			n, err = unix.EpollWait(l.epfd, l.events[:], wait+1)
-			if err != nil && err != unix.EINTR {
-				e.cfg.Logger.Error("epoll: epoll_wait failed; the loop stops", "err", err)
-				break
+			l.sleeping.Store(true)
+			if l.hasWork.Load() {
+				l.sleeping.Store(false) // queued meanwhile: no sleep
+			} else {
+				var err error
+				n, err = unix.EpollWait(l.epfd, l.events[:], wait+1)
+				l.sleeping.Store(false)
+				if err != nil && err != unix.EINTR {
+					e.cfg.Logger.Error("epoll: epoll_wait failed; the loop stops", "err", err)
+					break
+				}
+				n = max(n, 0)
 			}
-			n = max(n, 0)
 		}
 		l.now = time.Now().UnixNano()
 		for i := 0; i < n; i++ {
@@ -132,9 +146,12 @@ func (l *loop) run() {
 			case tagListener:
 				l.accept()
 			case tagWake:
-				l.takeWakeups()
+				_, _ = unix.Read(l.evfd, l.wakeBuf[:])
 			}
 			l.yieldSometimes()
+		}
+		if l.hasWork.Load() && l.hasWork.Swap(false) {
+			l.takeWakeups()
 		}
 		if e.stopping.Load() {
 			break
@@ -214,10 +231,8 @@ type accepted struct {
 	peer *net.TCPAddr
 }
 
-// takeWakeups resets the eventfd and serves what other goroutines queued.
+// takeWakeups serves what other goroutines queued.
 func (l *loop) takeWakeups() {
-	_, _ = unix.Read(l.evfd, l.wakeBuf[:])
-	l.signaled.Store(false)
 	l.mu.Lock()
 	list, fds := l.ready, l.incoming
 	l.ready, l.spare = l.spare[:0], nil
