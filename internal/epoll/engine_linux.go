@@ -37,19 +37,18 @@ type Config struct {
 	Loops     int  // event loops, default runtime.GOMAXPROCS(0)
 	ReusePort bool // SO_REUSEPORT on the listening socket (another process may bind the port too)
 
-	ReadHeaderTimeout time.Duration // default 10 s
-	IdleTimeout       time.Duration // default 60 s
-	Logger            *slog.Logger
-
 	// Protocols choose and build each connection's protocol (internal/protoselect).
 	Protocols protoselect.Protocols
-	// MaxBufferedInput bounds the input received and not consumed by the
-	// protocol; past it the connection's reading pauses until the protocol
-	// consumed half of it. Default 512 KiB.
+
+	// The per-connection settings, defaults as conncore.Settings says.
+	ReadHeaderTimeout time.Duration
+	IdleTimeout       time.Duration
+	Logger            *slog.Logger
+	// MaxBufferedInput: past it a connection's reading pauses until the
+	// protocol consumed half of it.
 	MaxBufferedInput int
-	// PeekWindow is the most buffered input presented in one OnData call; it
-	// must exceed the largest request head or frame a protocol needs whole.
-	// Default 128 KiB.
+	// PeekWindow must exceed the largest request head or frame a protocol
+	// needs whole.
 	PeekWindow int
 }
 
@@ -81,24 +80,13 @@ func New(cfg Config) *Engine {
 	if cfg.Loops <= 0 {
 		cfg.Loops = runtime.GOMAXPROCS(0)
 	}
-	if cfg.ReadHeaderTimeout <= 0 {
-		cfg.ReadHeaderTimeout = 10 * time.Second
-	}
-	if cfg.IdleTimeout <= 0 {
-		cfg.IdleTimeout = 60 * time.Second
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
-	if cfg.PeekWindow <= 0 {
-		cfg.PeekWindow = 128 << 10
-	}
-	if cfg.MaxBufferedInput <= 0 {
-		cfg.MaxBufferedInput = 512 << 10
-	}
+	s := conncore.Settings{ReadHeaderTimeout: cfg.ReadHeaderTimeout, IdleTimeout: cfg.IdleTimeout,
+		Logger: cfg.Logger, MaxBufferedInput: cfg.MaxBufferedInput, PeekWindow: cfg.PeekWindow}.WithDefaults()
+	cfg.ReadHeaderTimeout, cfg.IdleTimeout, cfg.Logger = s.ReadHeaderTimeout, s.IdleTimeout, s.Logger
+	cfg.MaxBufferedInput, cfg.PeekWindow = s.MaxBufferedInput, s.PeekWindow
 	e := &Engine{
 		cfg:     cfg,
-		to:      conncore.Timeouts{ReadHeader: cfg.ReadHeaderTimeout, Idle: cfg.IdleTimeout},
+		to:      s.Timeouts(),
 		booted:  make(chan struct{}),
 		stopped: make(chan struct{}),
 	}
