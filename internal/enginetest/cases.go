@@ -282,11 +282,12 @@ func testPauseResume(t *testing.T, s *server) {
 }
 
 // testManyIdle: many idle connections are held at once, each still served.
-// 10,000 unless -short or the descriptor limit is too low (each connection
-// takes two descriptors in this process), 1,000 otherwise.
+// 10,000 unless -short, -race (its goroutine limit) or the descriptor limit
+// is too low (each connection takes two descriptors in this process), 1,000
+// otherwise.
 func testManyIdle(t *testing.T, s *server) {
 	n := 10000
-	if lim, ok := fdLimit(); testing.Short() || !ok || lim < uint64(2*n+512) {
+	if lim, ok := fdLimit(); testing.Short() || raceEnabled || !ok || lim < uint64(2*n+512) {
 		n = 1000
 	}
 	conns := make([]net.Conn, 0, n)
