@@ -25,16 +25,18 @@ type loop struct {
 	evfd int
 
 	// Owned by the loop.
-	conns   []*conn // by descriptor
-	buf     []byte  // read buffer
-	events  [256]unix.EpollEvent
-	now     int64 // unix ns, refreshed after every epoll_wait
-	nextDue int64 // next deadline scan
-	calls   uint32
-	freeIn  [][]byte // empty input buffers for reuse
-	drained bool     // the engine's drain reached this loop's connections
-	wakeBuf [8]byte
-	own     owner // the loop's goroutine, checked in race builds
+	conns    []*conn // by descriptor
+	buf      []byte  // read buffer
+	events   [256]unix.EpollEvent
+	now      int64 // unix ns, refreshed after every epoll_wait
+	nextDue  int64 // next deadline scan
+	calls    uint32
+	freeIn   [][]byte // empty input buffers for reuse
+	drained  bool     // the engine's drain reached this loop's connections
+	lnOff    bool     // the listener is out of this loop's epoll (out of descriptors)
+	warnedFD bool     // "out of descriptors" was logged
+	wakeBuf  [8]byte
+	own      owner // the loop's goroutine, checked in race builds
 
 	mu       sync.Mutex
 	ready    []*conn    // guarded by mu: connections woken by other goroutines
@@ -67,11 +69,24 @@ func newLoop(e *Engine, lnfd int) (*loop, error) {
 		l.closeFDs()
 		return nil, err
 	}
-	if err := unix.EpollCtl(epfd, unix.EPOLL_CTL_ADD, lnfd, &unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLEXCLUSIVE, Fd: int32(lnfd), Pad: tagListener}); err != nil {
+	if err := l.watchListener(lnfd); err != nil {
 		l.closeFDs()
 		return nil, err
 	}
 	return l, nil
+}
+
+// watchListener adds the listening socket to the loop's epoll: EPOLLEXCLUSIVE
+// (Linux 4.5) wakes one loop per connection; without it every loop wakes and
+// all but one find nothing to accept.
+func (l *loop) watchListener(lnfd int) error {
+	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLEXCLUSIVE, Fd: int32(lnfd), Pad: tagListener}
+	err := unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, lnfd, &ev)
+	if err == unix.EINVAL {
+		ev.Events = unix.EPOLLIN
+		err = unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, lnfd, &ev)
+	}
+	return err
 }
 
 // closeFDs closes the epoll instance and the eventfd (under mu, so that no
@@ -160,6 +175,11 @@ func (l *loop) run() {
 			l.drain()
 		}
 		if l.now >= l.nextDue {
+			if l.lnOff {
+				if fd := int(e.lnfd.Load()); fd >= 0 && l.watchListener(fd) == nil {
+					l.lnOff = false
+				}
+			}
 			l.scan()
 			l.nextDue = l.now + int64(tick)
 		}
@@ -192,7 +212,16 @@ func (l *loop) accept() {
 			case unix.EINTR, unix.ECONNABORTED:
 				continue
 			case unix.EMFILE, unix.ENFILE:
-				e.cfg.Logger.Warn("epoll: accept: out of descriptors", "err", err)
+				// The connection stays in the backlog and the listener
+				// readable: stop watching it until the next deadline scan
+				// rather than spin on it.
+				if unix.EpollCtl(l.epfd, unix.EPOLL_CTL_DEL, lnfd, nil) == nil {
+					l.lnOff = true
+				}
+				if !l.warnedFD {
+					l.warnedFD = true
+					e.cfg.Logger.Warn("epoll: accept: out of descriptors; accepting again in 100 ms", "err", err)
+				}
 			}
 			return
 		}
