@@ -73,7 +73,8 @@ func TestAcceptOutOfDescriptors(t *testing.T) {
 	_ = unix.Getrusage(unix.RUSAGE_SELF, &after)
 	busy := time.Duration(after.Utime.Nano()+after.Stime.Nano()-before.Utime.Nano()-before.Stime.Nano()) * time.Nanosecond
 	restore()
-	if busy > 250*time.Millisecond {
+	t.Logf("%d connections dialed; CPU while out of descriptors: %v", len(conns), busy)
+	if busy > 150*time.Millisecond {
 		t.Fatalf("the process used %v of CPU in 400 ms while out of descriptors: the loop spins on the listener", busy)
 	}
 	for _, c := range conns {
