@@ -333,3 +333,16 @@ func (c *Core) Deadline(now int64, in, outbound int) int64 {
 		return now + int64(c.to.Idle)
 	}
 }
+
+// HijackedProto is the protocol of a connection that left its engine
+// (httpmsg.Hijacker) while the engine still holds it until the current
+// callback returns: it drops input and does nothing else. Engines recognise
+// it by type (no lingering close on a hijacked socket).
+type HijackedProto struct{}
+
+func (HijackedProto) OnData(in []byte) (int, error) { return len(in), nil }
+func (HijackedProto) OnWake() error                 { return nil }
+func (HijackedProto) OnClose(error)                 {}
+func (HijackedProto) Busy() bool                    { return false }
+
+var _ httpmsg.Proto = HijackedProto{}
