@@ -68,7 +68,7 @@ import (
 // and the measured memory.
 type Config struct {
 	Addr       string // listen address [":8080"]
-	EventLoops int    // event loops [runtime.NumCPU()] (gnet and epoll engines)
+	EventLoops int    // event loops [epoll: GOMAXPROCS; gnet: runtime.NumCPU()]
 	ReusePort  bool   // SO_REUSEPORT on the listener (not on Windows)
 
 	// Engine carries the connections of Addr: EngineGnet (event loops),
