@@ -302,7 +302,11 @@ func (l *loop) register(fd int, peer *net.TCPAddr) {
 	}
 	l.conns[fd] = c
 	if l.e.draining.Load() {
+		// Accepted before the drain closed the listener, registered after the
+		// loop drained its connections: it is told now (with nothing read
+		// yet, it closes).
 		c.core.AskDrain()
+		c.onWake()
 	}
 }
 
