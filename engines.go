@@ -83,8 +83,14 @@ func (s *Server) newEngines(certFile, keyFile string, tlsOnly bool) error {
 	}
 	if !tlsOnly {
 		kind := s.cfg.Engine
-		if s.listener != nil && !(kind == EngineEpoll && epollAvailable) {
-			kind = EngineStd // StartListener: the std engine adopts any listener
+		ln := s.listener
+		if ln == nil {
+			ln = s.inherit.plain // an inherited socket (activation.go), or nil
+		}
+		if ln != nil && !(kind == EngineEpoll && epollAvailable) {
+			// StartListener, an inherited socket: the std engine adopts any
+			// listener; the epoll engine a TCP one, when Config.Engine names it.
+			kind = EngineStd
 		}
 		if kind == EngineAuto {
 			kind = EngineStd
@@ -107,7 +113,7 @@ func (s *Server) newEngines(certFile, keyFile string, tlsOnly bool) error {
 			if !epollAvailable {
 				return fmt.Errorf("celeris: the epoll engine is not available on %s", runtime.GOOS)
 			}
-			eng, err := s.newEpollEngine(s.cfg.Addr, s.plainProtocols(), s.listener)
+			eng, err := s.newEpollEngine(s.cfg.Addr, s.plainProtocols(), ln)
 			if err != nil {
 				return err
 			}
@@ -135,8 +141,13 @@ func (s *Server) newEngines(certFile, keyFile string, tlsOnly bool) error {
 // newStdEngine builds a std engine on addr; tc nil means plaintext.
 func (s *Server) newStdEngine(addr string, p protoselect.Protocols, tc *tls.Config) servingEngine {
 	var ln net.Listener
-	if tc == nil && addr == s.cfg.Addr {
+	switch {
+	case tc == nil && addr == s.cfg.Addr && s.listener != nil:
 		ln = s.listener // StartListener's, for the plaintext engine
+	case tc == nil && addr == s.cfg.Addr:
+		ln = s.inherit.plain // an inherited socket (activation.go), or nil
+	case tc != nil:
+		ln = s.inherit.tls
 	}
 	return stdengine.New(stdengine.Config{
 		Addr:              addr,

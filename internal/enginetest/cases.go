@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/celeris-dev/celeris/internal/testkit"
 )
 
 // get is a minimal HTTP/1.1 GET for path.
@@ -94,7 +96,7 @@ func testHalfClose(t *testing.T, s *server) {
 		t.Fatalf("second answer: %d %q", status, body)
 	}
 	expectClosed(t, c, br, 5*time.Second)
-	waitFor(t, 5*time.Second, "the connection leaves the engine", func() bool { return s.eng.OpenConnections() == 0 })
+	testkit.Wait(t, "the connection leaves the engine", func() bool { return s.eng.OpenConnections() == 0 })
 }
 
 // outputBound is what a client that does not read may have the server
@@ -116,7 +118,7 @@ func testOutputBound(t *testing.T, s *server) {
 	if _, err := c.Write([]byte(req.String())); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(time.Second)
+	time.Sleep(time.Second) // a sleep: long enough for an unbounded server to have produced every answer
 	if got := s.h.served.Load() * size; got > outputBound {
 		t.Fatalf("a client that read nothing had %d MiB of answers produced for it (bound %d MiB)", got>>20, outputBound>>20)
 	} else {
@@ -138,7 +140,7 @@ func testSlowStream(t *testing.T, s *server) {
 	if _, err := c.Write([]byte(get("/stream?n=" + strconv.Itoa(size)))); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(time.Second)
+	time.Sleep(time.Second) // a sleep: long enough for an unbounded handler to have streamed it all
 	if got := s.h.streamed.Load(); got > outputBound {
 		t.Fatalf("a handler streamed %d MiB to a client that read nothing (bound %d MiB)", got>>20, outputBound>>20)
 	}
@@ -166,7 +168,7 @@ func testHijack(t *testing.T, s *server) {
 		}
 	}
 	expectClosed(t, c, br, 5*time.Second)
-	waitFor(t, 5*time.Second, "the hijacked connection leaves the engine", func() bool { return s.eng.OpenConnections() == 0 })
+	testkit.Wait(t, "the hijacked connection leaves the engine", func() bool { return s.eng.OpenConnections() == 0 })
 }
 
 // testDrain: Drain closes the listener (new connections are refused), closes
@@ -183,7 +185,7 @@ func testDrain(t *testing.T, s *server) {
 	if _, err := busy.Write([]byte(get("/gate"))); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 5*time.Second, "the handler runs", func() bool { return s.h.entered.Load() == 1 })
+	testkit.Wait(t, "the handler runs", func() bool { return s.h.entered.Load() == 1 })
 	if n := s.eng.Drain(); n != 2 {
 		t.Errorf("Drain reports %d connections open, want 2", n)
 	}
@@ -198,7 +200,7 @@ func testDrain(t *testing.T, s *server) {
 		t.Fatalf("the request in flight: %d %q", status, body)
 	}
 	expectClosed(t, busy, bbr, 5*time.Second)
-	waitFor(t, 5*time.Second, "every connection closed", func() bool { return s.eng.OpenConnections() == 0 })
+	testkit.Wait(t, "every connection closed", func() bool { return s.eng.OpenConnections() == 0 })
 }
 
 // testIdleTimeout: a keep-alive connection with nothing in progress closes
@@ -227,7 +229,7 @@ func testReadHeaderTimeout(t *testing.T, s *server) {
 	}
 	go func() { // a slowloris: a header byte now and then
 		for range 40 {
-			time.Sleep(100 * time.Millisecond)
+			time.Sleep(100 * time.Millisecond) // a sleep: the slowloris's pace
 			if _, err := c.Write([]byte("X")); err != nil {
 				return
 			}
@@ -249,7 +251,7 @@ func testPauseResume(t *testing.T, s *server) {
 	if _, err := c.Write([]byte(head)); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 5*time.Second, "the handler runs", func() bool { return s.h.entered.Load() == 1 })
+	testkit.Wait(t, "the handler runs", func() bool { return s.h.entered.Load() == 1 })
 	chunk := make([]byte, 256<<10)
 	sent := 0
 	for sent < size {
@@ -303,7 +305,7 @@ func testManyIdle(t *testing.T, s *server) {
 		}
 		conns = append(conns, c)
 	}
-	waitFor(t, 20*time.Second, fmt.Sprintf("%d connections open", n), func() bool { return s.eng.OpenConnections() == n })
+	testkit.Wait(t, fmt.Sprintf("%d connections open", n), func() bool { return s.eng.OpenConnections() == n })
 	for i := 0; i < n; i += 97 {
 		c := conns[i]
 		_ = c.SetDeadline(time.Now().Add(10 * time.Second))
@@ -318,7 +320,7 @@ func testManyIdle(t *testing.T, s *server) {
 		c.Close()
 	}
 	conns = nil
-	waitFor(t, 20*time.Second, "every connection closed", func() bool { return s.eng.OpenConnections() == 0 })
+	testkit.Wait(t, "every connection closed", func() bool { return s.eng.OpenConnections() == 0 })
 }
 
 // testBlockingHandler: a handler that blocks holds up no other connection.
@@ -327,7 +329,7 @@ func testBlockingHandler(t *testing.T, s *server) {
 	if _, err := blocked.Write([]byte(get("/gate"))); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 5*time.Second, "the handler runs", func() bool { return s.h.entered.Load() == 1 })
+	testkit.Wait(t, "the handler runs", func() bool { return s.h.entered.Load() == 1 })
 	for i := range 10 {
 		c := s.dial(t)
 		_ = c.SetDeadline(time.Now().Add(2 * time.Second))

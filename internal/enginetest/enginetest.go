@@ -17,7 +17,6 @@ package enginetest
 import (
 	"context"
 	"net"
-	"runtime"
 	"testing"
 	"time"
 
@@ -146,16 +145,4 @@ func (s *server) dial(t *testing.T) *net.TCPConn {
 	t.Cleanup(func() { c.Close() })
 	_ = c.SetDeadline(time.Now().Add(20 * time.Second))
 	return c.(*net.TCPConn)
-}
-
-// waitFor polls cond for up to d.
-func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(d); !cond(); {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %v", what, d)
-		}
-		time.Sleep(5 * time.Millisecond)
-		runtime.Gosched()
-	}
 }

@@ -51,7 +51,7 @@ func (h *handler) Serve(req *httpmsg.Request, w httpmsg.ResponseWriter) {
 	case strings.HasPrefix(p, "/inline/"), strings.HasPrefix(p, "/echo/"):
 		_ = w.WriteResponse(200, text, []byte(p))
 	case p == "/slow":
-		time.Sleep(200 * time.Millisecond)
+		time.Sleep(200 * time.Millisecond) // a sleep: the route is a slow handler
 		_ = w.WriteResponse(200, text, []byte("slow"))
 	case p == "/gate":
 		h.entered.Add(1)
