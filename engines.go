@@ -18,15 +18,25 @@ import (
 type Engine string
 
 const (
-	// EngineAuto is EngineGnet on Linux and EngineStd elsewhere.
+	// EngineAuto is EngineEpoll on Linux and EngineStd elsewhere.
 	EngineAuto Engine = ""
-	// EngineGnet serves connections from gnet event loops: the fastest, on Linux,
-	// the BSDs and macOS (not Windows).
+	// EngineGnet serves connections from gnet event loops, on Linux, the BSDs and
+	// macOS (not Windows). It reaches into gnet v2.10.0's unexported state for
+	// read pausing, half-close and graceful unlisten: with another gnet built in,
+	// Start fails (engine.CheckLayout).
 	EngineGnet Engine = "gnet"
 	// EngineStd serves connections with the standard library's net package, one
 	// goroutine per connection (two while it has output queued), on every OS. TLS
 	// listeners always use it.
 	EngineStd Engine = "std"
+	// EngineEpoll serves connections from Celeris's own epoll event loops
+	// (internal/epoll), on Linux only, and is the default there: one loop per
+	// core (Config.EventLoops) sharing the listening socket, owning its sockets
+	// outright (read pausing, half-close, graceful unlisten and hijack need no
+	// reach into another library). Per server CPU-second it is level with gnet
+	// or ahead (docs/ARCHITECTURE.md, "The epoll engine"). It also serves a
+	// listener handed to StartListener (a *net.TCPListener).
+	EngineEpoll Engine = "epoll"
 )
 
 // servingEngine is what the server needs of an engine (internal/engine for gnet,
@@ -73,19 +83,19 @@ func (s *Server) newEngines(certFile, keyFile string, tlsOnly bool) error {
 	}
 	if !tlsOnly {
 		kind := s.cfg.Engine
-		if s.listener != nil || s.inherit.plain != nil {
-			kind = EngineStd // StartListener, an inherited socket: only the std engine adopts a listener
+		ln := s.listener
+		if ln == nil {
+			ln = s.inherit.plain // an inherited socket (activation.go), or nil
+		}
+		if ln != nil && !(kind == EngineEpoll && epollAvailable) {
+			// StartListener, an inherited socket: the std engine adopts any
+			// listener; the epoll engine a TCP one, when Config.Engine names it.
+			kind = EngineStd
 		}
 		if kind == EngineAuto {
 			kind = EngineStd
-			if gnetAvailable && runtime.GOOS == "linux" {
-				kind = EngineGnet
-				if err := checkGnet(); err != nil {
-					// A gnet other than the one the engine reaches into: the std
-					// engine serves with every defence instead.
-					s.logger.Warn("celeris: serving with the std engine instead of gnet", "err", err)
-					kind = EngineStd
-				}
+			if epollAvailable {
+				kind = EngineEpoll
 			}
 		}
 		switch kind {
@@ -99,6 +109,15 @@ func (s *Server) newEngines(certFile, keyFile string, tlsOnly bool) error {
 			s.eng = s.newGnetEngine(s.cfg.Addr, s.plainProtocols())
 		case EngineStd:
 			s.eng = s.newStdEngine(s.cfg.Addr, s.plainProtocols(), nil)
+		case EngineEpoll:
+			if !epollAvailable {
+				return fmt.Errorf("celeris: the epoll engine is not available on %s", runtime.GOOS)
+			}
+			eng, err := s.newEpollEngine(s.cfg.Addr, s.plainProtocols(), ln)
+			if err != nil {
+				return err
+			}
+			s.eng = eng
 		default:
 			return fmt.Errorf("celeris: unknown engine %q", kind)
 		}

@@ -67,12 +67,13 @@ import (
 // and the measured memory.
 type Config struct {
 	Addr       string // listen address [":8080"]
-	EventLoops int    // event loops [runtime.NumCPU()] (gnet engine)
+	EventLoops int    // event loops [epoll: GOMAXPROCS; gnet: runtime.NumCPU()]
 	ReusePort  bool   // SO_REUSEPORT on the listener (not on Windows)
 
-	// Engine carries the connections of Addr: EngineGnet (event loops) or
-	// EngineStd (the standard library's net package) [EngineGnet on Linux,
-	// EngineStd elsewhere; Windows has EngineStd only]. TLS always uses EngineStd.
+	// Engine carries the connections of Addr: EngineGnet (event loops),
+	// EngineEpoll (Celeris's own event loops, Linux) or EngineStd (the standard
+	// library's net package) [EngineEpoll on Linux, EngineStd elsewhere; Windows
+	// has EngineStd only]. TLS always uses EngineStd.
 	Engine Engine
 
 	// TLSAddr, when set, makes Start serve HTTPS on this address as well, with

@@ -7,6 +7,7 @@ import (
 	"crypto/tls"
 	"net"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -27,8 +28,8 @@ import (
 const h2specCases = 146
 
 // TestH2Spec runs every h2spec case (generic, http2, hpack; --strict) against the
-// server: over h2c on the gnet engine (the route's handler on a worker, and inline
-// on the loop) and on the std engine, and over TLS (h2 by ALPN, the std engine's
+// server: over h2c on the epoll and gnet engines (the route's handler on a
+// worker, and inline on the loop) and on the std engine, and over TLS (h2 by ALPN, the std engine's
 // TLS listener; h2spec --tls --insecure).
 func TestH2Spec(t *testing.T) {
 	cert, err := selfcert.New("localhost", "127.0.0.1")
@@ -41,6 +42,8 @@ func TestH2Spec(t *testing.T) {
 		inline bool
 		tls    bool
 	}{
+		{name: "epoll-worker", engine: celeris.EngineEpoll},
+		{name: "epoll-inline", engine: celeris.EngineEpoll, inline: true},
 		{name: "gnet-worker", engine: celeris.EngineGnet},
 		{name: "gnet-inline", engine: celeris.EngineGnet, inline: true},
 		{name: "std-worker", engine: celeris.EngineStd},
@@ -49,6 +52,9 @@ func TestH2Spec(t *testing.T) {
 		{name: "tls-inline", tls: true, inline: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			if tc.engine == celeris.EngineEpoll && runtime.GOOS != "linux" {
+				t.Skip("the epoll engine is Linux's")
+			}
 			cfg := celeris.Config{Engine: tc.engine}
 			if tc.tls {
 				cfg.TLSAddr = "127.0.0.1:0"

@@ -46,7 +46,7 @@ func Main(enableH3 func(s *celeris.Server)) {
 	bare := flag.Bool("bare", false, "benchmark mode: the routes without the demo's middleware (request id, CORS, metrics, /json compression) and without /metrics, like the peers of the benchmark suite")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile to this file until shutdown")
 	memprofile := flag.String("memprofile", "", "write a heap profile to this file at shutdown")
-	engine := flag.String("engine", "", "engine of the plaintext listener: gnet or std (default: gnet on Linux, std elsewhere)")
+	engine := flag.String("engine", "", "engine of the plaintext listener: epoll (Linux), gnet or std (default: epoll on Linux, std elsewhere)")
 	tlsAddr := flag.String("tls-addr", "", "also serve every route over TLS on this address (h2 and http/1.1 by ALPN)")
 	tlsCert := flag.String("tls-cert", "", "PEM certificate chain for -tls-addr (default: a self-signed certificate for localhost and 127.0.0.1, made at start)")
 	tlsKey := flag.String("tls-key", "", "PEM private key of -tls-cert")
@@ -124,7 +124,7 @@ type options struct {
 	addr                     string
 	loops                    int
 	inline, bare             bool
-	engine                   string // "", "gnet" or "std"
+	engine                   string // "", "gnet", "epoll" or "std"
 	tlsAddr, tlsCert, tlsKey string
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/panjf2000/gnet/v2"
 
 	"github.com/celeris-dev/celeris/internal/bufpool"
+	"github.com/celeris-dev/celeris/internal/conncore"
 	"github.com/celeris-dev/celeris/internal/httpmsg"
 )
 
@@ -143,7 +144,7 @@ func (c *conn) onTraffic() gnet.Action {
 		// wakes the connection while output is pending; the write deadline bounds
 		// the wait for a client that never reads.
 		if outbound == 0 {
-			if _, gone := c.proto.(hijacked); c.proto != nil && !gone {
+			if _, gone := c.proto.(conncore.HijackedProto); c.proto != nil && !gone {
 				// The client may still be sending: linger (linger.go). Never on a
 				// hijacked connection: shutdown acts on the socket, which the
 				// hijacker's descriptor shares.

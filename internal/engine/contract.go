@@ -12,6 +12,4 @@ var (
 	_ httpmsg.OwnedWriter      = (*conn)(nil)
 	_ httpmsg.OutboundReporter = (*conn)(nil)
 	_ httpmsg.Hijacker         = (*conn)(nil)
-
-	_ httpmsg.Proto = hijacked{}
 )

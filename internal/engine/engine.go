@@ -42,6 +42,7 @@ import (
 	"github.com/panjf2000/gnet/v2/pkg/socket"
 	"golang.org/x/sys/unix"
 
+	"github.com/celeris-dev/celeris/internal/conncore"
 	"github.com/celeris-dev/celeris/internal/protoselect"
 )
 
@@ -101,21 +102,10 @@ func New(cfg Config) *Engine {
 	if cfg.EventLoops <= 0 {
 		cfg.EventLoops = runtime.NumCPU()
 	}
-	if cfg.ReadHeaderTimeout <= 0 {
-		cfg.ReadHeaderTimeout = 10 * time.Second
-	}
-	if cfg.IdleTimeout <= 0 {
-		cfg.IdleTimeout = 60 * time.Second
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
-	if cfg.PeekWindow <= 0 {
-		cfg.PeekWindow = 128 << 10
-	}
-	if cfg.MaxBufferedInput <= 0 {
-		cfg.MaxBufferedInput = 512 << 10
-	}
+	s := conncore.Settings{ReadHeaderTimeout: cfg.ReadHeaderTimeout, IdleTimeout: cfg.IdleTimeout,
+		Logger: cfg.Logger, MaxBufferedInput: cfg.MaxBufferedInput, PeekWindow: cfg.PeekWindow}.WithDefaults()
+	cfg.ReadHeaderTimeout, cfg.IdleTimeout, cfg.Logger = s.ReadHeaderTimeout, s.IdleTimeout, s.Logger
+	cfg.MaxBufferedInput, cfg.PeekWindow = s.MaxBufferedInput, s.PeekWindow
 	e := &Engine{cfg: cfg, booted: make(chan struct{}), stopped: make(chan struct{})}
 	e.now.Store(time.Now().UnixNano())
 	return e

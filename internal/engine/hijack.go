@@ -8,6 +8,8 @@ import (
 	"os"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/celeris-dev/celeris/internal/conncore"
 )
 
 // errHijacked: the connection left the engine (Hijack); gnet closes its own fd.
@@ -49,17 +51,8 @@ func (c *conn) Hijack() (nc net.Conn, buffered, pending []byte, err error) {
 		buffered = append([]byte(nil), c.in[c.inOff:]...)
 		c.releaseInput()
 	}
-	c.setProto(hijacked{})
+	c.setProto(conncore.HijackedProto{}) // nothing to do until gnet closes its copy of the descriptor
 	c.wantClose = true
 	c.deadline.Store(0)
 	return nc, buffered, pending, nil
 }
-
-// hijacked is the protocol of a connection that left the engine: nothing to do
-// until gnet closes its copy of the descriptor.
-type hijacked struct{}
-
-func (hijacked) OnData(in []byte) (int, error) { return len(in), nil }
-func (hijacked) OnWake() error                 { return nil }
-func (hijacked) OnClose(error)                 {}
-func (hijacked) Busy() bool                    { return false }

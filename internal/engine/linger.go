@@ -3,9 +3,9 @@
 package engine
 
 import (
-	"time"
-
 	"golang.org/x/sys/unix"
+
+	"github.com/celeris-dev/celeris/internal/conncore"
 )
 
 // Lingering close.
@@ -18,9 +18,8 @@ import (
 // instead of the 413. So, as net/http (closeWriteAndWait) and nginx
 // (lingering_close) do, the engine first shuts down its sending side once the
 // answer is written, which tells the client the answer is complete, then reads
-// and drops what still comes until the client closes or lingerTime passes, and
-// only then closes.
-const lingerTime = 500 * time.Millisecond
+// and drops what still comes until the client closes or conncore.LingerTime
+// passes, and only then closes.
 
 // startLinger shuts down the sending side and arms the linger deadline (loop
 // only; gnet holds no output). It reports false when the shutdown failed, and
@@ -32,7 +31,7 @@ func (c *conn) startLinger() bool {
 	c.lingering = true
 	c.releaseInput()
 	c.resumeRead() // the client's rest must be read, and its end of input seen
-	c.deadline.Store(c.eng.now.Load() + int64(lingerTime))
+	c.deadline.Store(c.eng.now.Load() + int64(conncore.LingerTime))
 	return true
 }
 

@@ -11,6 +11,4 @@ var (
 	_ httpmsg.Hijacker         = (*conn)(nil)
 	_ httpmsg.DirectRunner     = (*conn)(nil)
 	_ httpmsg.TLSConn          = (*conn)(nil)
-
-	_ httpmsg.Proto = hijacked{}
 )

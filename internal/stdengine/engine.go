@@ -47,6 +47,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/celeris-dev/celeris/internal/conncore"
 	"github.com/celeris-dev/celeris/internal/protoselect"
 )
 
@@ -108,26 +109,13 @@ type Engine struct {
 
 // New returns an engine; Run starts it.
 func New(cfg Config) *Engine {
-	if cfg.ReadHeaderTimeout <= 0 {
-		cfg.ReadHeaderTimeout = 10 * time.Second
-	}
-	if cfg.IdleTimeout <= 0 {
-		cfg.IdleTimeout = 60 * time.Second
-	}
 	if cfg.HandshakeTimeout <= 0 {
 		cfg.HandshakeTimeout = 10 * time.Second
 	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
-	if cfg.PeekWindow <= 0 {
-		cfg.PeekWindow = 128 << 10
-	}
-	if cfg.MaxBufferedInput <= 0 {
-		cfg.MaxBufferedInput = 512 << 10
-	}
-	// A whole head or frame must fit in what is read before reading stops.
-	cfg.MaxBufferedInput = max(cfg.MaxBufferedInput, cfg.PeekWindow)
+	s := conncore.Settings{ReadHeaderTimeout: cfg.ReadHeaderTimeout, IdleTimeout: cfg.IdleTimeout,
+		Logger: cfg.Logger, MaxBufferedInput: cfg.MaxBufferedInput, PeekWindow: cfg.PeekWindow}.WithDefaults()
+	cfg.ReadHeaderTimeout, cfg.IdleTimeout, cfg.Logger = s.ReadHeaderTimeout, s.IdleTimeout, s.Logger
+	cfg.MaxBufferedInput, cfg.PeekWindow = s.MaxBufferedInput, s.PeekWindow
 	return &Engine{
 		cfg:      cfg,
 		booted:   make(chan struct{}),

@@ -1,13 +1,16 @@
 package stdengine
 
-import "time"
+import (
+	"time"
 
-// lingerTime bounds a lingering close (see internal/engine/linger.go): when the
-// server closes while the client may still be sending, it shuts its sending side
-// down first (the answer is complete), then reads and drops what still comes until
-// the client closes or lingerTime passes. Closing with input unread would make the
-// kernel reset the connection, destroying the answer in the client's buffer.
-const lingerTime = 500 * time.Millisecond
+	"github.com/celeris-dev/celeris/internal/conncore"
+)
+
+// A lingering close (conncore.LingerTime): when the server closes while the
+// client may still be sending, it shuts its sending side down first (the
+// answer is complete), then reads and drops what still comes until the client
+// closes or the time passes. Closing with input unread would make the kernel
+// reset the connection, destroying the answer in the client's buffer.
 
 // closeWriter is a connection whose sending side can be shut down alone
 // (*net.TCPConn, *tls.Conn).
@@ -21,7 +24,7 @@ func (c *conn) lingerClose() {
 	if !ok || cw.CloseWrite() != nil {
 		return
 	}
-	_ = c.nc.SetReadDeadline(time.Now().Add(lingerTime))
+	_ = c.nc.SetReadDeadline(time.Now().Add(conncore.LingerTime))
 	buf := c.small[:]
 	for {
 		if _, err := c.nc.Read(buf); err != nil {

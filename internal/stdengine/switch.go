@@ -4,6 +4,8 @@ import (
 	"errors"
 	"net"
 	"time"
+
+	"github.com/celeris-dev/celeris/internal/conncore"
 )
 
 // errHijacked ends the owner of a connection that left the engine.
@@ -32,15 +34,7 @@ func (c *conn) Hijack() (nc net.Conn, buffered, pending []byte, err error) {
 	c.live.Store(false) // Wake must not move the deadline of a conn given away
 	_ = c.nc.SetDeadline(time.Time{})
 	c.hijacked = true
-	c.proto = hijacked{}
+	c.proto = conncore.HijackedProto{}
 	c.wantClose = true
 	return c.nc, buffered, nil, nil
 }
-
-// hijacked is the protocol of a connection that left the engine.
-type hijacked struct{}
-
-func (hijacked) OnData(in []byte) (int, error) { return len(in), nil }
-func (hijacked) OnWake() error                 { return nil }
-func (hijacked) OnClose(error)                 {}
-func (hijacked) Busy() bool                    { return false }

@@ -1,0 +1,74 @@
+package celeris
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/celeris-dev/celeris/internal/epoll"
+)
+
+// TestEpollEngine runs engineTests on the epoll engine when the package runs on
+// another (CELERIS_TEST_ENGINE=gnet or std).
+func TestEpollEngine(t *testing.T) { runEngineTests(t, EngineEpoll) }
+
+// TestGnetEngine runs engineTests on the gnet engine when the package runs on
+// another (by default it runs on the epoll engine; CI also runs the whole
+// package with CELERIS_TEST_ENGINE=gnet).
+func TestGnetEngine(t *testing.T) { runEngineTests(t, EngineGnet) }
+
+// runEngineTests runs engineTests on e, in parallel but for the serial ones,
+// unless the whole package runs on e already (EngineAuto is EngineEpoll here).
+func runEngineTests(t *testing.T, e Engine) {
+	if testEngine == e || (testEngine == EngineAuto && e == EngineEpoll) {
+		t.Skipf("the whole package runs on the %s engine already", e)
+	}
+	withEngine(t, e)
+	for _, tc := range engineTests {
+		t.Run(tc.name, func(t *testing.T) {
+			if !tc.serial {
+				t.Parallel()
+			}
+			tc.f(t)
+		})
+	}
+}
+
+// StartListener with EngineEpoll serves the caller's *net.TCPListener from the
+// epoll loops, and Shutdown closes it.
+func TestStartListenerEpoll(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := New(Config{Engine: EngineEpoll})
+	s.GET("/hello", func(c *Context) error { return c.String(200, "hello "+c.Proto()) })
+	errc := make(chan error, 1)
+	go func() { errc <- s.StartListener(ln) }()
+	select {
+	case <-s.Ready():
+	case err := <-errc:
+		t.Fatal(err)
+	}
+	if _, ok := s.eng.(*epoll.Engine); !ok {
+		t.Fatalf("served by %T, want the epoll engine", s.eng)
+	}
+	if status, body := rawGet(t, ln.Addr().String(), "/hello"); status != 200 || body != "hello HTTP/1.1" {
+		t.Fatalf("%d %q", status, body)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := s.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		t.Fatal(err)
+	}
+	if c, err := net.Dial("tcp", ln.Addr().String()); err == nil {
+		c.Close()
+		t.Fatal("the listener still accepts after Shutdown")
+	}
+}

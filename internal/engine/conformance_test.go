@@ -1,0 +1,23 @@
+//go:build linux || darwin || dragonfly || freebsd || netbsd || openbsd
+
+package engine
+
+import (
+	"testing"
+
+	"github.com/celeris-dev/celeris/internal/enginetest"
+)
+
+// TestConformance runs the engine conformance suite on the gnet engine.
+func TestConformance(t *testing.T) {
+	enginetest.Run(t, func(o enginetest.Options) enginetest.Engine {
+		return New(Config{
+			Addr:              o.Addr,
+			EventLoops:        2,
+			Protocols:         o.Protocols,
+			ReadHeaderTimeout: o.ReadHeaderTimeout,
+			IdleTimeout:       o.IdleTimeout,
+			MaxBufferedInput:  o.MaxBufferedInput,
+		})
+	})
+}

@@ -1,0 +1,369 @@
+package epoll
+
+import (
+	"net"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Event tags, in the epoll event's data next to the descriptor.
+const (
+	tagConn     = 0
+	tagListener = 1
+	tagWake     = 2
+)
+
+// loop is one event loop: an epoll instance, its eventfd, and the
+// connections registered in it.
+type loop struct {
+	e    *Engine
+	epfd int
+	evfd int
+
+	// Owned by the loop.
+	conns    []*conn // by descriptor
+	buf      []byte  // read buffer
+	events   [256]unix.EpollEvent
+	now      int64 // unix ns, refreshed after every epoll_wait
+	nextDue  int64 // next deadline scan
+	calls    uint32
+	freeIn   [][]byte // empty input buffers for reuse
+	drained  bool     // the engine's drain reached this loop's connections
+	lnOff    bool     // the listener is out of this loop's epoll (out of descriptors)
+	warnedFD bool     // "out of descriptors" was logged
+	wakeBuf  [8]byte
+	own      owner // the loop's goroutine, checked in race builds
+
+	mu       sync.Mutex
+	ready    []*conn    // guarded by mu: connections woken by other goroutines
+	spare    []*conn    // guarded by mu
+	incoming []accepted // guarded by mu: connections accepted by another loop, for this one
+	dead     bool       // guarded by mu: evfd is closed; no more wake-ups
+	// hasWork: something was queued (ready, incoming) or the engine's state
+	// changed (drain, stop) since the loop last looked; sleeping: the loop is
+	// in, or about to enter, its blocking epoll_wait. A waker writes the
+	// eventfd only when the loop sleeps: a loop at work finds the queue before
+	// it sleeps (poke and run pair up as in Dekker's algorithm).
+	hasWork  atomic.Bool
+	sleeping atomic.Bool
+}
+
+// newLoop makes a loop whose epoll watches lnfd (EPOLLEXCLUSIVE: one loop is
+// woken per incoming connection) and its own eventfd.
+func newLoop(e *Engine, lnfd int) (*loop, error) {
+	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	if err != nil {
+		return nil, err
+	}
+	evfd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
+	if err != nil {
+		_ = unix.Close(epfd)
+		return nil, err
+	}
+	l := &loop{e: e, epfd: epfd, evfd: evfd, buf: make([]byte, 64<<10)}
+	if err := unix.EpollCtl(epfd, unix.EPOLL_CTL_ADD, evfd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(evfd), Pad: tagWake}); err != nil {
+		l.closeFDs()
+		return nil, err
+	}
+	if err := l.watchListener(lnfd); err != nil {
+		l.closeFDs()
+		return nil, err
+	}
+	return l, nil
+}
+
+// watchListener adds the listening socket to the loop's epoll: EPOLLEXCLUSIVE
+// (Linux 4.5) wakes one loop per connection; without it every loop wakes and
+// all but one find nothing to accept.
+func (l *loop) watchListener(lnfd int) error {
+	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLEXCLUSIVE, Fd: int32(lnfd), Pad: tagListener}
+	err := unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, lnfd, &ev)
+	if err == unix.EINVAL {
+		ev.Events = unix.EPOLLIN
+		err = unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, lnfd, &ev)
+	}
+	return err
+}
+
+// closeFDs closes the epoll instance and the eventfd (under mu, so that no
+// wake-up writes to a closed or reused descriptor).
+func (l *loop) closeFDs() {
+	l.mu.Lock()
+	l.dead = true
+	_ = unix.Close(l.evfd)
+	l.mu.Unlock()
+	_ = unix.Close(l.epfd)
+}
+
+// poke makes the loop look at its queue and the engine's state soon, waking
+// it when it sleeps (any goroutine).
+func (l *loop) poke() {
+	l.hasWork.Store(true)
+	if l.sleeping.Load() && l.sleeping.CompareAndSwap(true, false) {
+		l.mu.Lock()
+		if !l.dead {
+			_, _ = unix.Write(l.evfd, []byte{1, 0, 0, 0, 0, 0, 0, 0})
+		}
+		l.mu.Unlock()
+	}
+}
+
+// add queues c for a wake-up on the loop (any goroutine).
+func (l *loop) add(c *conn) {
+	l.mu.Lock()
+	l.ready = append(l.ready, c)
+	l.mu.Unlock()
+	l.poke()
+}
+
+// run is the loop's goroutine.
+func (l *loop) run() {
+	l.own.claim()
+	e := l.e
+	l.now = time.Now().UnixNano()
+	l.nextDue = l.now + int64(tick)
+	for {
+		wait := int((l.nextDue - l.now) / int64(time.Millisecond))
+		if wait < 0 {
+			wait = 0
+		}
+		n := pollNow(l.epfd, l.events[:])
+		if n == 0 && !l.hasWork.Load() {
+			runtime.Gosched() // before sleeping: workers waiting for this P run first
+			l.sleeping.Store(true)
+			if l.hasWork.Load() {
+				l.sleeping.Store(false) // queued meanwhile: no sleep
+			} else {
+				var err error
+				n, err = unix.EpollWait(l.epfd, l.events[:], wait+1)
+				l.sleeping.Store(false)
+				if err != nil && err != unix.EINTR {
+					e.cfg.Logger.Error("epoll: epoll_wait failed; the loop stops", "err", err)
+					break
+				}
+				n = max(n, 0)
+			}
+		}
+		l.now = time.Now().UnixNano()
+		for i := 0; i < n; i++ {
+			ev := &l.events[i]
+			switch ev.Pad {
+			case tagConn:
+				if fd := int(ev.Fd); fd < len(l.conns) {
+					if c := l.conns[fd]; c != nil {
+						c.onEvent(ev.Events)
+					}
+				}
+			case tagListener:
+				l.accept()
+			case tagWake:
+				_, _ = unix.Read(l.evfd, l.wakeBuf[:])
+			}
+			l.yieldSometimes()
+		}
+		if l.hasWork.Load() && l.hasWork.Swap(false) {
+			l.takeWakeups()
+		}
+		if e.stopping.Load() {
+			break
+		}
+		if e.draining.Load() && !l.drained {
+			l.drain()
+		}
+		if l.now >= l.nextDue {
+			if l.lnOff {
+				if fd := int(e.lnfd.Load()); fd >= 0 && l.watchListener(fd) == nil {
+					l.lnOff = false
+				}
+			}
+			l.scan()
+			l.nextDue = l.now + int64(tick)
+		}
+	}
+	l.stop()
+}
+
+// yieldSometimes yields the loop's goroutine every 128 events, so that a loop
+// that never blocks lets goroutines waiting for its P run (handlers on
+// workers when GOMAXPROCS is 1), and sysmon has no cause to preempt it in
+// the middle of a system call (the gnet engine does the same).
+func (l *loop) yieldSometimes() {
+	l.calls++
+	if l.calls%128 == 0 {
+		runtime.Gosched()
+	}
+}
+
+// accept takes the connections waiting on the listener.
+func (l *loop) accept() {
+	e := l.e
+	for range 64 {
+		lnfd := int(e.lnfd.Load())
+		if lnfd < 0 {
+			return
+		}
+		fd, sa, err := unix.Accept4(lnfd, unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
+		if err != nil {
+			switch err {
+			case unix.EINTR, unix.ECONNABORTED:
+				continue
+			case unix.EMFILE, unix.ENFILE:
+				// The connection stays in the backlog and the listener
+				// readable: stop watching it until the next deadline scan
+				// rather than spin on it.
+				if unix.EpollCtl(l.epfd, unix.EPOLL_CTL_DEL, lnfd, nil) == nil {
+					l.lnOff = true
+				}
+				if !l.warnedFD {
+					l.warnedFD = true
+					e.cfg.Logger.Warn("epoll: accept: out of descriptors; accepting again in 100 ms", "err", err)
+				}
+			}
+			return
+		}
+		if e.draining.Load() || e.stopping.Load() {
+			_ = unix.Close(fd) // accepted as the listener closed
+			continue
+		}
+		_ = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
+		e.open.Add(1)
+		target := e.loops[int(e.next.Add(1))%len(e.loops)]
+		if target == l {
+			l.register(fd, sockaddrTCP(sa))
+		} else {
+			target.adopt(fd, sa)
+		}
+	}
+}
+
+// adopt hands an accepted descriptor and its peer to l.
+func (l *loop) adopt(fd int, sa unix.Sockaddr) {
+	l.mu.Lock()
+	if l.dead {
+		l.mu.Unlock()
+		_ = unix.Close(fd)
+		l.e.open.Add(-1)
+		return
+	}
+	l.incoming = append(l.incoming, accepted{fd: fd, peer: sockaddrTCP(sa)})
+	l.mu.Unlock()
+	l.poke()
+}
+
+// accepted is a connection accepted by one loop for another.
+type accepted struct {
+	fd   int
+	peer *net.TCPAddr
+}
+
+// takeWakeups serves what other goroutines queued.
+func (l *loop) takeWakeups() {
+	l.mu.Lock()
+	list, fds := l.ready, l.incoming
+	l.ready, l.spare = l.spare[:0], nil
+	l.incoming = nil
+	l.mu.Unlock()
+	for _, a := range fds {
+		l.register(a.fd, a.peer)
+	}
+	for i, c := range list {
+		list[i] = nil
+		if !c.done && c.woken.Load() {
+			c.onWake()
+		}
+	}
+	l.mu.Lock()
+	if cap(list) <= 4096 {
+		l.spare = list[:0]
+	}
+	l.mu.Unlock()
+}
+
+// register adds an accepted connection to the loop.
+func (l *loop) register(fd int, peer *net.TCPAddr) {
+	if l.e.stopping.Load() {
+		_ = unix.Close(fd)
+		l.e.open.Add(-1)
+		return
+	}
+	c := newConn(l, fd, peer)
+	if err := unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLRDHUP, Fd: int32(fd), Pad: tagConn}); err != nil {
+		_ = unix.Close(fd)
+		l.e.open.Add(-1)
+		return
+	}
+	c.interest = unix.EPOLLIN | unix.EPOLLRDHUP
+	for fd >= len(l.conns) {
+		l.conns = append(l.conns, make([]*conn, max(len(l.conns), 64))...)
+	}
+	l.conns[fd] = c
+	if l.e.draining.Load() {
+		// Accepted before the drain closed the listener, registered after the
+		// loop drained its connections: it is told now (with nothing read
+		// yet, it closes).
+		c.core.AskDrain()
+		c.onWake()
+	}
+}
+
+// scan closes the connections past their deadline.
+func (l *loop) scan() {
+	for _, c := range l.conns {
+		if c != nil && c.deadline != 0 && l.now > c.deadline {
+			c.close(errTimeout)
+		}
+	}
+}
+
+// drain asks every connection of the loop to finish.
+func (l *loop) drain() {
+	l.drained = true
+	for _, c := range l.conns {
+		if c != nil {
+			c.core.AskDrain()
+			c.onWake()
+		}
+	}
+}
+
+// stop closes every connection (ErrStopped) and the loop's descriptors.
+func (l *loop) stop() {
+	for _, c := range l.conns {
+		if c != nil {
+			c.close(ErrStopped)
+		}
+	}
+	l.closeFDs()
+	l.mu.Lock()
+	fds := l.incoming
+	l.incoming = nil
+	l.mu.Unlock()
+	for _, a := range fds {
+		_ = unix.Close(a.fd)
+		l.e.open.Add(-1)
+	}
+}
+
+// getInput returns an empty input buffer (loop only).
+func (l *loop) getInput(need int) []byte {
+	if n := len(l.freeIn); n > 0 {
+		b := l.freeIn[n-1]
+		l.freeIn[n-1] = nil
+		l.freeIn = l.freeIn[:n-1]
+		if cap(b) >= need {
+			return b
+		}
+	}
+	return make([]byte, 0, max(need, 4<<10))
+}
+
+// putInput keeps b for reuse: at most 4 buffers of at most 1 MiB (loop only).
+func (l *loop) putInput(b []byte) {
+	if len(l.freeIn) < 4 && cap(b) <= 1<<20 {
+		l.freeIn = append(l.freeIn, b[:0])
+	}
+}
