@@ -5,11 +5,15 @@
 // Cross-Origin-Resource-Policy.
 //
 // The defaults are safe for an application that serves its own pages and frames
-// none: every header but CSP is on. CSP has no default, since only the
-// application knows which origins its pages load from; a policy containing
+// none: every header but HSTS and CSP is on. HSTS is on when HSTSMaxAge is
+// positive (HSTSYear is the usual value): as in unrolled/secure and Echo, zero
+// means off, since a browser that saw HSTS refuses plaintext to the host for
+// max-age. CSP has no default, since only the application knows which origins
+// its pages load from; a policy containing
 // "{nonce}" gets a fresh random nonce per request in its place, which Nonce returns
 // for the page's inline <script nonce="..."> and <style nonce="..."> elements (pass
-// it to the template with the data):
+// it to the template with the data, or call the template function "cspNonce",
+// which celeris.HTMLTemplates provides):
 //
 //	s.Use(secure.New(secure.Config{
 //		ContentSecurityPolicy: "default-src 'self'; script-src 'self' 'nonce-{nonce}'",
@@ -39,8 +43,8 @@ import (
 // Config configures the middleware. Zero values mean the defaults in brackets;
 // for the string fields, "-" sends no header.
 type Config struct {
-	// HSTSMaxAge is Strict-Transport-Security's max-age; negative sends no HSTS
-	// [365 days].
+	// HSTSMaxAge is Strict-Transport-Security's max-age, sent when positive
+	// (HSTSYear: a year); zero or negative sends no HSTS [0: none].
 	HSTSMaxAge time.Duration
 	// HSTSIncludeSubdomains adds includeSubDomains (RFC 6797 §6.1.2): every
 	// subdomain must then serve HTTPS too [false].
@@ -74,6 +78,10 @@ type Config struct {
 	Skip func(c *celeris.Context) bool
 }
 
+// HSTSYear is a year, the max-age hstspreload.org asks for and the usual
+// HSTSMaxAge.
+const HSTSYear = 365 * 24 * time.Hour
+
 // NonceKey is the Context key under which the request's CSP nonce is stored.
 const NonceKey = "secure.nonce"
 
@@ -93,9 +101,6 @@ func New(cfg Config) celeris.MiddlewareFunc {
 	def(&cfg.CrossOriginResourcePolicy, "same-origin")
 	def(&cfg.CrossOriginEmbedderPolicy, "-")
 	def(&cfg.PermissionsPolicy, "-")
-	if cfg.HSTSMaxAge == 0 {
-		cfg.HSTSMaxAge = 365 * 24 * time.Hour
-	}
 	var static []field
 	add := func(name, v string) {
 		if v != "-" {
@@ -147,8 +152,11 @@ func New(cfg Config) celeris.MiddlewareFunc {
 }
 
 // Nonce returns the request's CSP nonce, "" when the policy has none (or the
-// middleware did not run). It is a fresh base64 string of 128 random bits per
-// request (CSP Level 3 §6.7.2.4 asks for at least 128 bits, unguessable).
+// middleware did not run). It is a fresh string of 128 random bits per request
+// (CSP Level 3 §6.7.2.4 asks for at least 128 bits, unguessable) in unpadded
+// base64url (RFC 4648 §5), which CSP's base64-value grammar admits and which
+// html/template writes into an attribute unescaped (standard base64's "+"
+// would become "&#43;").
 func Nonce(c *celeris.Context) string {
 	v, _ := c.Get(NonceKey)
 	s, _ := v.(string)
@@ -158,7 +166,7 @@ func Nonce(c *celeris.Context) string {
 func newNonce() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
-	return base64.StdEncoding.EncodeToString(b[:])
+	return base64.RawURLEncoding.EncodeToString(b[:])
 }
 
 // HSTS formats a Strict-Transport-Security value (RFC 6797 §6.1): max-age in
