@@ -13,17 +13,32 @@ import (
 type RateLimitStore struct {
 	client goredis.UniversalClient
 	prefix string
+	dl     deadline
 }
 
 var _ ratelimit.Store = (*RateLimitStore)(nil)
 
 // NewRateLimitStore returns a store keeping buckets under prefix ["ratelimit:"]
 // in client's database.
+//
+// Each Take returns by the request's deadline (a timeout middleware's), or after
+// DefaultTimeout when the request has no earlier one, even when Redis stalls:
+// configure the client with ContextTimeoutEnabled so that go-redis itself stops
+// at the deadline; a client without it is waited for on a goroutine per call.
 func NewRateLimitStore(client goredis.UniversalClient, prefix string) *RateLimitStore {
 	if prefix == "" {
 		prefix = "ratelimit:"
 	}
-	return &RateLimitStore{client: client, prefix: prefix}
+	return &RateLimitStore{client: client, prefix: prefix, dl: newDeadline(client)}
+}
+
+// WithTimeout sets the bound of a Take whose context has no earlier deadline
+// [DefaultTimeout]; 0 or less leaves such a Take unbounded (go-redis's
+// ReadTimeout and retries then decide). Call it before the store is used; it
+// returns s.
+func (s *RateLimitStore) WithTimeout(d time.Duration) *RateLimitStore {
+	s.dl.timeout = max(d, 0)
+	return s
 }
 
 // takeScript takes a token from the bucket KEYS[1] of rate ARGV[1] tokens per
@@ -64,9 +79,12 @@ return {allowed, math.floor(tokens), retry, reset, nxt}
 `)
 
 // Take implements ratelimit.Store with one EVALSHA (EVAL when Redis does not
-// have the script yet).
+// have the script yet), bounded as NewRateLimitStore says (ErrTimeout).
 func (s *RateLimitStore) Take(ctx context.Context, key string, l ratelimit.Limit) (ratelimit.Result, error) {
-	vals, err := takeScript.Run(ctx, s.client, []string{s.prefix + key}, l.Rate, l.Burst).Int64Slice()
+	keys := []string{s.prefix + key}
+	vals, err := do(ctx, s.dl, func(ctx context.Context) ([]int64, error) {
+		return takeScript.Run(ctx, s.client, keys, l.Rate, l.Burst).Int64Slice()
+	})
 	if err != nil {
 		return ratelimit.Result{}, err
 	}
