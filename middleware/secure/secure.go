@@ -85,6 +85,10 @@ const HSTSYear = 365 * 24 * time.Hour
 // NonceKey is the Context key under which the request's CSP nonce is stored.
 const NonceKey = "secure.nonce"
 
+func init() {
+	celeris.RegisterTemplateFunc("cspNonce", func(c *celeris.Context) any { return Nonce(c) })
+}
+
 type field struct{ name, value string }
 
 // New returns the middleware.
