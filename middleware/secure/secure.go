@@ -33,6 +33,7 @@ package secure
 import (
 	"crypto/rand"
 	"encoding/base64"
+	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -93,43 +94,7 @@ type field struct{ name, value string }
 
 // New returns the middleware.
 func New(cfg Config) celeris.MiddlewareFunc {
-	def := func(v *string, d string) {
-		if *v == "" {
-			*v = d
-		}
-	}
-	def(&cfg.ContentTypeNosniff, "nosniff")
-	def(&cfg.FrameOptions, "DENY")
-	def(&cfg.ReferrerPolicy, "strict-origin-when-cross-origin")
-	def(&cfg.CrossOriginOpenerPolicy, "same-origin")
-	def(&cfg.CrossOriginResourcePolicy, "same-origin")
-	def(&cfg.CrossOriginEmbedderPolicy, "-")
-	def(&cfg.PermissionsPolicy, "-")
-	var static []field
-	add := func(name, v string) {
-		if v != "-" {
-			static = append(static, field{name, v})
-		}
-	}
-	add("X-Content-Type-Options", cfg.ContentTypeNosniff)
-	add("X-Frame-Options", cfg.FrameOptions)
-	add("Referrer-Policy", cfg.ReferrerPolicy)
-	add("Cross-Origin-Opener-Policy", cfg.CrossOriginOpenerPolicy)
-	add("Cross-Origin-Resource-Policy", cfg.CrossOriginResourcePolicy)
-	add("Cross-Origin-Embedder-Policy", cfg.CrossOriginEmbedderPolicy)
-	add("Permissions-Policy", cfg.PermissionsPolicy)
-	cspName := "Content-Security-Policy"
-	if cfg.CSPReportOnly {
-		cspName = "Content-Security-Policy-Report-Only"
-	}
-	cspNonce := ""
-	if p := cfg.ContentSecurityPolicy; p != "" && p != "-" {
-		if strings.Contains(p, "{nonce}") {
-			cspNonce = p
-		} else {
-			static = append(static, field{cspName, p})
-		}
-	}
+	static, cspName, cspNonce := cfg.fields()
 	hsts := ""
 	if cfg.HSTSMaxAge > 0 {
 		hsts = HSTS(cfg.HSTSMaxAge, cfg.HSTSIncludeSubdomains, cfg.HSTSPreload)
@@ -152,6 +117,89 @@ func New(cfg Config) celeris.MiddlewareFunc {
 			}
 			return next(c)
 		}
+	}
+}
+
+// fields applies cfg's defaults and returns the fields set on every answer,
+// the CSP field's name, and the policy when it holds "{nonce}" ("" otherwise).
+func (cfg *Config) fields() (static []field, cspName, cspNonce string) {
+	def := func(v *string, d string) {
+		if *v == "" {
+			*v = d
+		}
+	}
+	def(&cfg.ContentTypeNosniff, "nosniff")
+	def(&cfg.FrameOptions, "DENY")
+	def(&cfg.ReferrerPolicy, "strict-origin-when-cross-origin")
+	def(&cfg.CrossOriginOpenerPolicy, "same-origin")
+	def(&cfg.CrossOriginResourcePolicy, "same-origin")
+	def(&cfg.CrossOriginEmbedderPolicy, "-")
+	def(&cfg.PermissionsPolicy, "-")
+	add := func(name, v string) {
+		if v != "-" {
+			static = append(static, field{name, v})
+		}
+	}
+	add("X-Content-Type-Options", cfg.ContentTypeNosniff)
+	add("X-Frame-Options", cfg.FrameOptions)
+	add("Referrer-Policy", cfg.ReferrerPolicy)
+	add("Cross-Origin-Opener-Policy", cfg.CrossOriginOpenerPolicy)
+	add("Cross-Origin-Resource-Policy", cfg.CrossOriginResourcePolicy)
+	add("Cross-Origin-Embedder-Policy", cfg.CrossOriginEmbedderPolicy)
+	add("Permissions-Policy", cfg.PermissionsPolicy)
+	cspName = "Content-Security-Policy"
+	if cfg.CSPReportOnly {
+		cspName = "Content-Security-Policy-Report-Only"
+	}
+	if p := cfg.ContentSecurityPolicy; p != "" && p != "-" {
+		if strings.Contains(p, "{nonce}") {
+			cspNonce = p
+		} else {
+			static = append(static, field{cspName, p})
+		}
+	}
+	return static, cspName, cspNonce
+}
+
+// RefusalHeader returns a celeris.Config.RefusalHeader giving the answers the
+// server makes without running middleware (400, 414, 431, ... from the protocol
+// layers; see celeris.Config.RefusalHeader) the headers New would set from cfg,
+// merged with those of next (nil: none), such as requestid.RefusalHeader:
+//
+//	secureCfg := secure.Config{ContentSecurityPolicy: "default-src 'self'"}
+//	s := celeris.New(celeris.Config{RefusalHeader: secure.RefusalHeader(secureCfg, requestid.RefusalHeader)})
+//	s.Use(secure.New(secureCfg))
+//
+// Two of them are left out: HSTS, since the function is not told whether the
+// connection is HTTPS (a browser keeps the HSTS of the host's other answers), and
+// a policy with "{nonce}", replaced by "default-src 'none'" as the refusal's
+// plain text body needs nothing.
+func RefusalHeader(cfg Config, next func(status int) http.Header) func(status int) http.Header {
+	cfg.HSTSMaxAge = 0
+	if strings.Contains(cfg.ContentSecurityPolicy, "{nonce}") {
+		cfg.ContentSecurityPolicy = "default-src 'none'"
+	}
+	static, _, _ := cfg.fields()
+	h := make(http.Header, len(static))
+	for _, f := range static {
+		h[http.CanonicalHeaderKey(f.name)] = []string{f.value}
+	}
+	if next == nil {
+		return func(int) http.Header { return h } // nothing modifies h
+	}
+	return func(status int) http.Header {
+		more := next(status)
+		if len(more) == 0 {
+			return h
+		}
+		out := make(http.Header, len(h)+len(more))
+		for k, v := range h {
+			out[k] = v
+		}
+		for k, v := range more {
+			out[k] = v
+		}
+		return out
 	}
 }
 

@@ -1,10 +1,14 @@
 package secure_test
 
 import (
+	"bufio"
 	"crypto/tls"
 	"encoding/base64"
+	"net"
 	"net/http"
 	"regexp"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -147,6 +151,48 @@ func TestHSTS(t *testing.T) {
 	} {
 		if got := secure.HSTS(tt.age, tt.sub, tt.pre); got != tt.want {
 			t.Errorf("HSTS(%v, %v, %v) = %q, want %q", tt.age, tt.sub, tt.pre, got, tt.want)
+		}
+	}
+}
+
+// Answers the server makes without middleware (here 431 and 414 from the
+// HTTP/1.1 parser) carry the headers through RefusalHeader, merged with
+// another RefusalHeader's; over a raw socket, read by net/http.
+func TestRefusalHeader(t *testing.T) {
+	sc := secure.Config{ContentSecurityPolicy: "script-src 'nonce-{nonce}'", HSTSMaxAge: secure.HSTSYear}
+	more := func(status int) http.Header { return http.Header{"X-Request-Id": {"r-" + strconv.Itoa(status)}} }
+	cfg := celeris.Config{MaxHeaderBytes: 16 << 10, MaxURILength: 8 << 10, RefusalHeader: secure.RefusalHeader(sc, more)}
+	_, addr := mwtest.StartConfig(t, cfg, func(s *celeris.Server) {
+		s.GET("/", func(c *celeris.Context) error { return c.String(200, "ok") }, secure.New(sc))
+	})
+	for _, tt := range []struct {
+		req    string
+		status int
+	}{
+		{req: "GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + strings.Repeat("a", 20<<10) + "\r\n\r\n", status: 431},
+		{req: "GET /" + strings.Repeat("a", 9<<10) + " HTTP/1.1\r\nHost: x\r\n\r\n", status: 414},
+	} {
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
+		go func() { _, _ = conn.Write([]byte(tt.req)) }()
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		conn.Close()
+		if err != nil || resp.StatusCode != tt.status {
+			t.Fatalf("%v %v, want %d", resp, err, tt.status)
+		}
+		for name, want := range map[string]string{
+			"X-Frame-Options":           "DENY",
+			"X-Content-Type-Options":    "nosniff",
+			"Content-Security-Policy":   "default-src 'none'",
+			"Strict-Transport-Security": "",
+			"X-Request-Id":              "r-" + strconv.Itoa(tt.status),
+		} {
+			if got := resp.Header.Get(name); got != want {
+				t.Errorf("%d: %s = %q, want %q", tt.status, name, got, want)
+			}
 		}
 	}
 }
