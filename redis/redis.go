@@ -21,6 +21,7 @@ package celerisredis
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/celeris-dev/celeris/middleware/session"
@@ -31,23 +32,39 @@ import (
 type SessionStore struct {
 	client goredis.UniversalClient
 	prefix string
+	dl     deadline
 }
 
 var _ session.Store = (*SessionStore)(nil)
 
 // NewSessionStore returns a store keeping sessions under prefix ["session:"]
 // in client's database.
+//
+// Load, Save and Delete return by the request's deadline (a timeout
+// middleware's), or after DefaultTimeout when the request has no earlier one,
+// even when Redis stalls (ErrTimeout): configure the client with
+// ContextTimeoutEnabled so that go-redis itself stops at the deadline; a client
+// without it is waited for on a goroutine per call.
 func NewSessionStore(client goredis.UniversalClient, prefix string) *SessionStore {
 	if prefix == "" {
 		prefix = "session:"
 	}
-	return &SessionStore{client: client, prefix: prefix}
+	return &SessionStore{client: client, prefix: prefix, dl: newDeadline(client)}
+}
+
+// WithTimeout sets the bound of a call whose context has no earlier deadline
+// [DefaultTimeout]; 0 or less leaves such a call unbounded. Call it before the
+// store is used; it returns s.
+func (s *SessionStore) WithTimeout(d time.Duration) *SessionStore {
+	s.dl.timeout = max(d, 0)
+	return s
 }
 
 // Load implements session.Store: GET, and session.ErrNotFound for a missing
 // (or expired) key.
 func (s *SessionStore) Load(ctx context.Context, id string) ([]byte, error) {
-	b, err := s.client.Get(ctx, s.prefix+id).Bytes()
+	key := s.prefix + id
+	b, err := do(ctx, s.dl, func(ctx context.Context) ([]byte, error) { return s.client.Get(ctx, key).Bytes() })
 	if errors.Is(err, goredis.Nil) {
 		return nil, session.ErrNotFound
 	}
@@ -56,10 +73,19 @@ func (s *SessionStore) Load(ctx context.Context, id string) ([]byte, error) {
 
 // Save implements session.Store: SET with PX ttl (at least a millisecond).
 func (s *SessionStore) Save(ctx context.Context, id string, data []byte, ttl time.Duration) error {
-	return s.client.Set(ctx, s.prefix+id, data, max(ttl, time.Millisecond)).Err()
+	key := s.prefix + id
+	if !s.dl.direct {
+		data = slices.Clone(data) // the call may outlive Save, and the caller reuse data
+	}
+	_, err := do(ctx, s.dl, func(ctx context.Context) (struct{}, error) {
+		return struct{}{}, s.client.Set(ctx, key, data, max(ttl, time.Millisecond)).Err()
+	})
+	return err
 }
 
 // Delete implements session.Store: DEL.
 func (s *SessionStore) Delete(ctx context.Context, id string) error {
-	return s.client.Del(ctx, s.prefix+id).Err()
+	key := s.prefix + id
+	_, err := do(ctx, s.dl, func(ctx context.Context) (struct{}, error) { return struct{}{}, s.client.Del(ctx, key).Err() })
+	return err
 }
