@@ -14,7 +14,6 @@ import (
 	"github.com/celeris-dev/celeris/middleware/session"
 	"github.com/celeris-dev/celeris/middleware/timeout"
 	celerisredis "github.com/celeris-dev/celeris/redis"
-	goredis "github.com/redis/go-redis/v9"
 )
 
 // The session store on a stalled Redis (CLIENT PAUSE): a page under a 1 s
@@ -23,19 +22,9 @@ import (
 // ContextTimeoutEnabled.
 func TestSessionStoreStalledRedis(t *testing.T) {
 	admin := startRedis(t)
-	type result struct {
-		name    string
-		elapsed time.Duration
-		err     error
-	}
-	var cases []func() result
+	var cases []stallCase
 	for _, cte := range []bool{false, true} {
-		client := goredis.NewClient(&goredis.Options{Addr: admin.Options().Addr, ContextTimeoutEnabled: cte})
-		t.Cleanup(func() { client.Close() })
-		if err := client.Ping(context.Background()).Err(); err != nil {
-			t.Fatal(err)
-		}
-		store := celerisredis.NewSessionStore(client, "stall:")
+		store := celerisredis.NewSessionStore(warmClient(t, admin, cte), "stall:")
 		_, addr := celeristest.Serve(t, quiet(), func(s *celeris.Server) {
 			s.GET("/", func(c *celeris.Context) error {
 				sess, err := session.Get(c)
@@ -46,44 +35,17 @@ func TestSessionStoreStalledRedis(t *testing.T) {
 				return c.String(200, "ok")
 			}, timeout.New(timeout.Config{Timeout: time.Second}), session.New(session.Config{Store: store, Logger: discard}))
 		})
-		cases = append(cases, func() result {
+		cases = append(cases, stallCase{name: fmt.Sprintf("ContextTimeoutEnabled=%v page", cte), run: func() error {
 			// A cookie naming a session makes the middleware load it.
 			req, _ := http.NewRequest("GET", "http://"+addr+"/", nil)
 			req.AddCookie(&http.Cookie{Name: "session", Value: strings.Repeat("A", 43)})
-			start := time.Now()
-			resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
-			r := result{name: fmt.Sprintf("ContextTimeoutEnabled=%v page", cte), err: err}
-			r.elapsed = time.Since(start)
-			if err == nil {
-				resp.Body.Close()
-				if resp.StatusCode != http.StatusServiceUnavailable {
-					r.err = fmt.Errorf("status %d", resp.StatusCode)
-				}
+			return want503(req)
+		}}, stallCase{name: fmt.Sprintf("ContextTimeoutEnabled=%v Load", cte), run: func() error {
+			if _, err := store.Load(context.Background(), "someone"); !errors.Is(err, celerisredis.ErrTimeout) {
+				return fmt.Errorf("Load: %v, want ErrTimeout", err)
 			}
-			return r
-		}, func() result {
-			start := time.Now()
-			_, err := store.Load(context.Background(), "someone")
-			r := result{name: fmt.Sprintf("ContextTimeoutEnabled=%v Load", cte), elapsed: time.Since(start)}
-			if !errors.Is(err, celerisredis.ErrTimeout) {
-				r.err = fmt.Errorf("Load: %v, want ErrTimeout", err)
-			}
-			return r
-		})
+			return nil
+		}})
 	}
-	if err := admin.Do(context.Background(), "CLIENT", "PAUSE", "4000", "ALL").Err(); err != nil {
-		t.Fatal(err)
-	}
-	results := make(chan result, len(cases))
-	for _, c := range cases {
-		go func() { results <- c() }()
-	}
-	for range cases {
-		r := <-results
-		if r.err != nil || r.elapsed < 900*time.Millisecond || r.elapsed > 1200*time.Millisecond {
-			t.Errorf("%s: %v after %v, want an answer after 1 s", r.name, r.err, r.elapsed.Round(time.Millisecond))
-		} else {
-			t.Logf("%s: after %v", r.name, r.elapsed.Round(time.Millisecond))
-		}
-	}
+	runStalled(t, admin, cases)
 }
