@@ -54,7 +54,7 @@ const adaptBufferSize = 32 << 10
 //   - http.Hijacker works on HTTP/1.1 before the response was written (or
 //     after WriteHeader(101), as WebSocket libraries do), on routes that run on
 //     a worker (not Inline); on HTTP/2 Hijack reports http.ErrNotSupported, as
-//     net/http's HTTP/2 server has no Hijacker (adapt_hijack.go).
+//     net/http's HTTP/2 server has no Hijacker.
 //   - Response trailers work as in net/http: names declared in a Trailer header
 //     before the body, or http.TrailerPrefix keys set at any time. A response
 //     with trailers is always streamed (chunked on HTTP/1.1, as net/http does

@@ -7,8 +7,8 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"strings"
 
+	"github.com/celeris-dev/celeris/httpfield"
 	"github.com/celeris-dev/celeris/internal/httpmsg"
 )
 
@@ -58,8 +58,11 @@ func (w *adaptWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 func appendSwitchingHead(dst []byte, c *Context, h http.Header) []byte {
 	dst = append(dst, "HTTP/1.1 101 Switching Protocols\r\n"...)
 	add := func(k, v string) {
-		if strings.ContainsAny(k, "\r\n:") || strings.ContainsAny(v, "\r\n") {
-			return // as net/http, never write a field that could split the head
+		// The head is written raw: the field rules every writer applies
+		// (httpfield) are applied here, after the net/http adapter's own
+		// rewriting of CR and LF (sanitizeFieldValue).
+		if v = sanitizeFieldValue(v); !httpfield.ValidResponseField(k, v) {
+			return
 		}
 		dst = append(dst, k...)
 		dst = append(dst, ": "...)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/celeris-dev/celeris/httpfield"
 	"github.com/celeris-dev/celeris/internal/httpmsg"
 )
 
@@ -271,7 +272,7 @@ func (w *adaptWriter) declareTrailers() {
 	for _, v := range w.header["Trailer"] {
 		for key := range strings.SplitSeq(v, ",") {
 			key = textproto.CanonicalMIMEHeaderKey(strings.TrimSpace(key))
-			if !httpmsg.ForbiddenTrailer(key) {
+			if !httpfield.ForbiddenTrailer(key) {
 				w.declared = append(w.declared, key)
 			}
 		}
@@ -355,14 +356,14 @@ func copyNetHeader(c *Context, h http.Header, body []byte, sniff bool) {
 }
 
 // dropResponseField reports fields an adapted handler may not set: framing is
-// Celeris's, and RFC 9113 §8.2.2 forbids connection-specific fields in HTTP/2.
+// Celeris's, and RFC 9113 §8.2.2 forbids connection-specific fields in HTTP/2
+// (httpfield.ConnectionSpecific).
 func dropResponseField(k string) bool {
 	switch k {
-	case "Content-Length", "Transfer-Encoding", "Connection", "Keep-Alive",
-		"Proxy-Connection", "Upgrade", "Date":
+	case "Content-Length", "Date":
 		return true
 	}
-	return strings.HasPrefix(k, http.TrailerPrefix)
+	return httpfield.ConnectionSpecific(k) || strings.HasPrefix(k, http.TrailerPrefix)
 }
 
 // sanitizeFieldValue replaces CR and LF with spaces, as net/http does for response

@@ -192,7 +192,7 @@ func TestBodyReaderCloseEndsBlockedRead(t *testing.T) {
 				_, err := io.ReadAll(br)
 				done <- err
 			}()
-			time.Sleep(50 * time.Millisecond)
+			time.Sleep(50 * time.Millisecond) // a sleep: lets the reader block in Read before Close, which has no event to wait for
 			if err := cl.Close(); err != nil {
 				return c.String(500, "close: "+err.Error())
 			}

@@ -253,7 +253,7 @@ func TestH2ResetUnblocksHandler(t *testing.T) {
 		case <-time.After(10 * time.Second):
 			t.Fatalf("%s: handler did not start", path)
 		}
-		time.Sleep(100 * time.Millisecond) // let it block
+		time.Sleep(100 * time.Millisecond) // a sleep: the check is that the handler stays blocked: no event marks "still blocked"
 		select {
 		case r := <-results:
 			t.Fatalf("%s: handler did not block: %v", path, r.err)
@@ -297,7 +297,7 @@ func TestAdaptBodyCloseUnblocksRead(t *testing.T) {
 				_, err := r.Body.Read(buf) // blocks: the client sends nothing more
 				got <- err
 			}()
-			time.Sleep(50 * time.Millisecond)
+			time.Sleep(50 * time.Millisecond) // a sleep: lets the body reader block in Read before the handler answers, which has no event
 			_, _ = io.WriteString(w, "ok")
 			w.(http.Flusher).Flush()
 			_ = r.Body.Close()

@@ -73,8 +73,8 @@ func (s *Server) newEngines(certFile, keyFile string, tlsOnly bool) error {
 	}
 	if !tlsOnly {
 		kind := s.cfg.Engine
-		if s.listener != nil {
-			kind = EngineStd // StartListener: only the std engine adopts a listener
+		if s.listener != nil || s.inherit.plain != nil {
+			kind = EngineStd // StartListener, an inherited socket: only the std engine adopts a listener
 		}
 		if kind == EngineAuto {
 			kind = EngineStd
@@ -122,8 +122,13 @@ func (s *Server) newEngines(certFile, keyFile string, tlsOnly bool) error {
 // newStdEngine builds a std engine on addr; tc nil means plaintext.
 func (s *Server) newStdEngine(addr string, p protoselect.Protocols, tc *tls.Config) servingEngine {
 	var ln net.Listener
-	if tc == nil && addr == s.cfg.Addr {
+	switch {
+	case tc == nil && addr == s.cfg.Addr && s.listener != nil:
 		ln = s.listener // StartListener's, for the plaintext engine
+	case tc == nil && addr == s.cfg.Addr:
+		ln = s.inherit.plain // an inherited socket (activation.go), or nil
+	case tc != nil:
+		ln = s.inherit.tls
 	}
 	return stdengine.New(stdengine.Config{
 		Addr:              addr,

@@ -10,8 +10,12 @@ import (
 	"time"
 )
 
-// StartGraceful serves until SIGINT or SIGTERM, then shuts down gracefully: new
-// connections are refused, in-flight requests get up to timeout to finish. It
+// StartGraceful serves until SIGINT or SIGTERM, then shuts down gracefully:
+// the readiness check fails for Config.ShutdownDelay (see ReadyHandler), new
+// connections are refused, in-flight requests get up to timeout to finish. On
+// SIGHUP (Unix) it upgrades: it starts the program again with its listening
+// sockets (Upgrade) and, once the new process serves, drains and returns nil;
+// when the new process fails, it logs the error and goes on serving. It
 // returns nil after a clean shutdown (so do not log.Fatal its result
 // unconditionally), context.DeadlineExceeded when requests were still running
 // at the timeout, or the error that stopped the server:
@@ -22,15 +26,38 @@ import (
 func (s *Server) StartGraceful(timeout time.Duration) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	hup := make(chan os.Signal, 1)
+	if inheritSupported {
+		signal.Notify(hup, syscall.SIGHUP)
+		defer signal.Stop(hup)
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- s.Start() }()
-	select {
-	case err := <-errc:
-		if errors.Is(err, http.ErrServerClosed) {
-			return nil
+	upgraded := make(chan error, 1)
+	upgrading := false
+wait:
+	for {
+		select {
+		case err := <-errc:
+			if errors.Is(err, http.ErrServerClosed) {
+				return nil
+			}
+			return err
+		case <-ctx.Done():
+			break wait
+		case <-hup:
+			if upgrading {
+				s.logger.Warn("celeris: SIGHUP ignored: an upgrade is in progress")
+				continue
+			}
+			upgrading = true
+			go func() { upgraded <- s.Upgrade() }()
+		case err := <-upgraded:
+			upgrading = false
+			if err == nil {
+				break wait // the new process serves: drain this one
+			}
 		}
-		return err
-	case <-ctx.Done():
 	}
 	stop() // a second signal now ends the process the default way
 	s.logger.Info("celeris: shutting down", "timeout", timeout)

@@ -13,7 +13,10 @@ func (s *Server) configureH2() {
 		MaxConcurrentStreams: s.cfg.MaxConcurrentStreams,
 		MaxHeaderListSize:    uint32(max(0, s.cfg.MaxHeaderBytes)),
 		MaxRequestBodySize:   s.cfg.MaxRequestBodySize,
-		StreamGauge:          &s.activeStreams,
+		// The client's preface, its SETTINGS included, is its first request
+		// head: it is due within the read-header timeout.
+		SettingsTimeout: s.cfg.ReadHeaderTimeout,
+		StreamGauge:     &s.activeStreams,
 		// RFC 8441: WebSocket over HTTP/2, advertised only when a route can
 		// serve it (xconnect.go).
 		EnableConnectProtocol: s.extendedConnect(),

@@ -2,18 +2,17 @@ package celeris
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"io"
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/celeris-dev/celeris/internal/h1"
+	"github.com/celeris-dev/celeris/internal/testkit"
 )
 
 // startServer starts s on 127.0.0.1:0 with register's routes and stops it when the
@@ -155,20 +154,5 @@ func inlineServe(t *testing.T, s *Server, req []byte) (serve func(), fc *fakeCon
 	}, fc
 }
 
-// lockedBuffer is a bytes.Buffer safe for concurrent writes (a logger's output).
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+// lockedBuffer is a buffer safe for concurrent writes (a logger's output).
+type lockedBuffer = testkit.Log

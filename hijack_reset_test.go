@@ -27,11 +27,13 @@ func TestHijackAfterClientReset(t *testing.T) {
 func testHijackAfterClientReset(t *testing.T, e Engine) {
 	reset := make(chan struct{})    // the client reset its connection
 	blocking := make(chan struct{}) // the inline handler holds the loop
+	waiting := make(chan struct{})  // the hijacking handler runs on its worker
 	result := make(chan error, 1)
 	_, addr := startServer(t, Config{Engine: e, EventLoops: 1, MaxWorkers: 2}, func(s *Server) {
 		s.GET("/hijack", AdaptFunc(func(w http.ResponseWriter, r *http.Request) {
+			close(waiting)
 			<-reset
-			time.Sleep(20 * time.Millisecond) // the RST is in the server's socket
+			time.Sleep(20 * time.Millisecond) // a sleep: the RST reaches the server's socket, which the handler cannot see
 			nc, _, err := w.(http.Hijacker).Hijack()
 			if err == nil {
 				_ = nc.Close()
@@ -40,7 +42,7 @@ func testHijackAfterClientReset(t *testing.T, e Engine) {
 		}))
 		s.GET("/block", func(c *Context) error {
 			close(blocking)
-			time.Sleep(300 * time.Millisecond)
+			time.Sleep(300 * time.Millisecond) // a sleep: an inline handler that holds the loop, on purpose
 			return c.String(http.StatusOK, "blocked")
 		}).Inline()
 		s.GET("/ok", func(c *Context) error { return c.String(http.StatusOK, "ok") })
@@ -52,7 +54,7 @@ func testHijackAfterClientReset(t *testing.T, e Engine) {
 	if _, err := io.WriteString(a, "GET /hijack HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(50 * time.Millisecond) // the handler waits on its worker
+	<-waiting
 	b, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/celeris-dev/celeris"
 	"github.com/celeris-dev/celeris/celeristest"
+	"github.com/celeris-dev/celeris/internal/testkit"
 )
 
 // countingFS counts the files it opened and the ones closed.
@@ -129,10 +130,7 @@ func TestInlineMovedDroppedWhenRefused(t *testing.T) {
 				if status != http.StatusServiceUnavailable {
 					t.Fatalf("status %d; want 503 (the only worker is busy)", status)
 				}
-				deadline := time.Now().Add(5 * time.Second)
-				for fsys.closed.Load() != fsys.opened.Load() && time.Now().Before(deadline) {
-					time.Sleep(5 * time.Millisecond)
-				}
+				testkit.Until(5*time.Second, func() bool { return fsys.closed.Load() == fsys.opened.Load() })
 				if o, c := fsys.opened.Load(), fsys.closed.Load(); o == 0 || o != c {
 					t.Fatalf("%d files opened, %d closed: the refused inline response kept its file", o, c)
 				}

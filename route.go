@@ -18,6 +18,10 @@ type Route struct {
 	tunnel  bool // serves RFC 8441 extended CONNECT (xconnect.go)
 	server  *Server
 	name    string // Name (routing.go)
+
+	// unmarkedLogged is 1 once a WebSocket switch on this unmarked route was
+	// logged (warnUnmarkedTunnel).
+	unmarkedLogged uint32
 }
 
 // Inline marks the route to run on the connection's event loop instead of a worker

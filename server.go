@@ -96,7 +96,13 @@ type Config struct {
 	// that advertises itself fills it when empty. [""]
 	AltSvc string
 
-	ReadHeaderTimeout time.Duration // time to receive a request head [10s]
+	// ShutdownDelay is how long Shutdown keeps accepting and serving, with
+	// ReadyHandler answering 503, before it stops accepting: the
+	// time a load balancer or Kubernetes needs to stop sending new connections.
+	// [0]
+	ShutdownDelay time.Duration
+
+	ReadHeaderTimeout time.Duration // time to receive a request head, or HTTP/2's connection preface with its SETTINGS [10s]
 	IdleTimeout       time.Duration // keep-alive idle time [60s]
 
 	MaxURILength       int   // longer request targets get 414 [8 KiB]
@@ -105,16 +111,16 @@ type Config struct {
 	MaxRequestBodySize int64 // larger bodies get 413 [4 MiB]
 
 	DisableH2C bool // serve HTTP/1.x only: no h2c prior knowledge or Upgrade
-	// DisableExtendedConnect keeps HTTP/2 from advertising RFC 8441's
-	// SETTINGS_ENABLE_CONNECT_PROTOCOL even when a route serves WebSocket over
-	// HTTP/2 (websocket.Handler, Route.ExtendedConnect): browsers then open every
-	// WebSocket on an HTTP/1.1 connection, as a WebSocket library mounted through
-	// Adapt needs (xconnect.go). [false]
+	// DisableExtendedConnect keeps HTTP/2 (and HTTP/3) from advertising RFC
+	// 8441's SETTINGS_ENABLE_CONNECT_PROTOCOL even when a route serves WebSocket
+	// over HTTP/2 (Route.ExtendedConnect): browsers then open every WebSocket
+	// on an HTTP/1.1 connection, as a WebSocket library mounted through Adapt
+	// needs. [false]
 	DisableExtendedConnect bool
 	// DisableAutoOptions turns off the server's own answer to OPTIONS on a path
 	// that has routes but no OPTIONS route (204 with Allow, through the Use
 	// middleware, so that the CORS middleware answers preflights): such a request
-	// then gets 405 (target.go). [false]
+	// then gets 405. [false]
 	DisableAutoOptions bool
 
 	MaxConcurrentStreams uint32 // HTTP/2 streams per connection [250]
@@ -183,6 +189,9 @@ type Server struct {
 	// listener is StartListener's (guarded by mu): the std engine serves it
 	// instead of listening on Config.Addr.
 	listener net.Listener
+	inherit  adopted       // inherited sockets taken at start (activation.go; guarded by mu)
+	upg      upgradeState  // Upgrade's state (upgrade.go)
+	rd       readiness     // readiness.go
 	tlsEng   servingEngine // serves Config.TLSAddr
 	h1tls    h1.ServerConfig
 	h1cfg    h1.ServerConfig
@@ -332,7 +341,11 @@ func (s *Server) start(certFile, keyFile string, tlsOnly bool) error {
 	s.pool = work.NewPool(s.cfg.MaxWorkers, 10*time.Second)
 	s.h1cfg.Pool = s.pool
 	s.configureH2()
-	if err := s.newEngines(certFile, keyFile, tlsOnly); err != nil {
+	err := s.adopt(tlsOnly) // inherited sockets (activation.go)
+	if err == nil {
+		err = s.newEngines(certFile, keyFile, tlsOnly)
+	}
+	if err != nil {
 		s.eng, s.tlsEng, s.transportEngs = nil, nil, nil
 		s.pool.Stop()
 		s.mu.Unlock()
@@ -340,7 +353,7 @@ func (s *Server) start(certFile, keyFile string, tlsOnly bool) error {
 	}
 	engs := s.engines()
 	s.mu.Unlock()
-	err := s.runEngines(engs)
+	err = s.runEngines(engs)
 	if !errors.Is(err, http.ErrServerClosed) {
 		s.pool.Stop() // a failed start: no Shutdown will come for it
 	}
@@ -361,6 +374,7 @@ func (s *Server) runEngines(engs []servingEngine) error {
 			}
 		}
 		close(s.ready)
+		s.notifyParent() // a parent process waits for this one to serve (upgrade.go)
 	}()
 	var first error
 	for range engs {
@@ -412,13 +426,15 @@ func (s *Server) Addr() net.Addr {
 // deadline, to close the connections left.
 const stopGrace = 100 * time.Millisecond
 
-// Shutdown stops accepting connections, lets in-flight requests finish (idle
+// Shutdown fails the readiness check and waits Config.ShutdownDelay
+// (see ReadyHandler), then stops accepting connections, lets in-flight requests finish (idle
 // connections close at once, busy ones after their response), then stops the
 // engines (plaintext and TLS alike). When ctx ends first, remaining connections
 // are closed and ctx's error returned. It first closes ShuttingDown's channel, so
 // that long-lived streams (SSE, long polls) can end at once instead of holding
 // Shutdown until ctx ends.
 func (s *Server) Shutdown(ctx context.Context) error {
+	s.beginShutdownDelay(ctx)
 	s.stopOnce.Do(func() { close(s.stopping) }) // streams may end now (ShuttingDown)
 	s.mu.Lock()
 	engs := s.engines()

@@ -17,6 +17,8 @@ import (
 
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
+
+	"github.com/celeris-dev/celeris/internal/testkit"
 )
 
 // halfCloseRoutes: safe routes that answer at once, after a while, with a large
@@ -24,7 +26,7 @@ import (
 func halfCloseRoutes(s *Server) {
 	s.GET("/quick", func(c *Context) error { return c.String(200, "quick") })
 	s.GET("/slow", func(c *Context) error {
-		time.Sleep(150 * time.Millisecond)
+		time.Sleep(150 * time.Millisecond) // a sleep: the route is slow on purpose, so that the half-close comes first
 		return c.String(200, "slow")
 	})
 	s.GET("/big", func(c *Context) error {
@@ -60,12 +62,12 @@ func halfCloseRoutes(s *Server) {
 			if err != nil {
 				return err
 			}
-			time.Sleep(2 * time.Millisecond)
+			time.Sleep(2 * time.Millisecond) // a sleep: a slow reader on purpose: the client must get ahead of it
 		}
 		return c.String(200, strconv.Itoa(n))
 	})
 	s.GET("/slowbig", func(c *Context) error {
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond) // a sleep: the route is slow on purpose, so that the half-close comes first
 		n, _ := strconv.Atoi(c.Query("mib"))
 		return c.Blob(200, "application/octet-stream", bytes.Repeat([]byte("b"), n<<20))
 	})
@@ -271,15 +273,10 @@ func waitOpenConnections(t *testing.T, s *Server, n int) {
 	waitFor(t, "open connections to drop", func() bool { return s.Stats().OpenConnections == n })
 }
 
+// waitFor waits for cond (testkit.Wait).
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testkit.Wait(t, what, cond)
 }
 
 // Requests left in the input wait while much output is queued for a client that
@@ -339,7 +336,7 @@ func TestH1HalfCloseShutdownWaitsForWriter(t *testing.T) {
 	// The answer is handed over as the client reads, and it does not read yet: the
 	// engine must still count the connection (gnet alone takes up to 500 ms to
 	// stop).
-	time.Sleep(1500 * time.Millisecond)
+	time.Sleep(1500 * time.Millisecond) // a sleep: a check that shutdown does not return: no event marks "not yet" (gnet alone takes up to 500 ms to stop)
 	select {
 	case err := <-done:
 		t.Fatalf("shutdown returned (%v) before the client read the answer", err)
@@ -381,7 +378,7 @@ func TestH1HalfCloseSlowReader(t *testing.T) {
 		if err != nil {
 			t.Fatalf("after %d bytes: %v", total, err)
 		}
-		time.Sleep(5 * time.Millisecond) // about 6.5 MB/s at most
+		time.Sleep(5 * time.Millisecond) // a sleep: a slow reader on purpose (about 6.5 MB/s at most)
 	}
 	if total < 8<<20 {
 		t.Fatalf("got %d bytes in %v, want the whole 8 MiB answer", total, time.Since(start))
@@ -416,7 +413,7 @@ func TestH1HalfCloseNoUpgrade(t *testing.T) {
 // and returns.
 func TestH1HalfCloseShutdownTimeout(t *testing.T) {
 	s, c := halfClosedBigAnswer(t)
-	time.Sleep(100 * time.Millisecond) // the answer's first 512 KiB queue up
+	time.Sleep(100 * time.Millisecond) // a sleep: the answer's first 512 KiB queue up in the server, which the client cannot see
 	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
 	defer cancel()
 	if err := s.Shutdown(ctx); err == nil {
@@ -484,7 +481,7 @@ func uploadRoutes(res chan<- bodyResult) func(s *Server) {
 					}
 					break
 				}
-				time.Sleep(2 * time.Millisecond)
+				time.Sleep(2 * time.Millisecond) // a sleep: a slow reader on purpose: the client must get ahead of it
 			}
 			res <- r
 			return c.String(200, strconv.FormatInt(r.n, 10))
@@ -534,7 +531,7 @@ func TestH1HalfCloseUploadEnds(t *testing.T) {
 			c := dialTCP(t, addr, 0)
 			io.WriteString(c, tt.raw)
 			if tt.wantErr != nil {
-				time.Sleep(50 * time.Millisecond) // the handler runs and drains what came
+				time.Sleep(50 * time.Millisecond) // a sleep: the handler runs and drains what came; the client sees nothing of it
 			}
 			if tt.fullClose {
 				c.Close()
@@ -591,7 +588,7 @@ func TestH1HalfCloseAfterOutputQueued(t *testing.T) {
 			}
 			// Let the handlers answer and the loop queue the output (up to the
 			// output bound: a worker's handler then waits for the client to read).
-			time.Sleep(300 * time.Millisecond)
+			time.Sleep(300 * time.Millisecond) // a sleep: the handlers answer and the loop queues the output, which the client cannot see before it reads
 			if err := c.CloseWrite(); err != nil {
 				t.Fatal(err)
 			}
@@ -663,11 +660,11 @@ func TestH2HalfCloseEndsAfterQueuedOutput(t *testing.T) {
 func waitSocketFull(t *testing.T, c *net.TCPConn) {
 	t.Helper()
 	if rcvQueued(c) < 0 {
-		time.Sleep(300 * time.Millisecond)
+		time.Sleep(300 * time.Millisecond) // a sleep: without the socket's receive queue there is nothing to poll
 		return
 	}
 	prev, stable := 0, 0
-	for deadline := time.Now().Add(10 * time.Second); stable < 30; time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(10 * time.Second); stable < 30; time.Sleep(10 * time.Millisecond) { // a sleep: the period is the measure: the queue must stay the same for 30 periods
 		if time.Now().After(deadline) {
 			t.Fatalf("the server sent %d bytes in 10 s and no more", prev)
 		}
@@ -679,7 +676,7 @@ func waitSocketFull(t *testing.T, c *net.TCPConn) {
 		}
 		prev = q
 	}
-	time.Sleep(50 * time.Millisecond) // the loop finishes queueing what it holds
+	time.Sleep(50 * time.Millisecond) // a sleep: the loop finishes queueing what it holds, which the client cannot see
 }
 
 // halfClosedBigAnswer asks a new server for an 8 MiB answer from a client with a

@@ -21,6 +21,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/celeris-dev/celeris/internal/testkit"
 )
 
 // TestShutdownRefusesNewConnections: once Shutdown began, a new connection is
@@ -79,18 +81,17 @@ func TestShutdownRefusesNewConnections(t *testing.T) {
 				done <- s.Shutdown(ctx)
 			}()
 			refused := false
-			for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); {
+			refused = testkit.Until(5*time.Second, func() bool {
 				c, err := net.DialTimeout("tcp", addr, time.Second)
 				if err == nil {
 					c.Close() // accepted before the listeners closed
 				} else if errors.Is(err, syscall.ECONNREFUSED) {
-					refused = true
-					break
+					return true
 				} else if !errors.Is(err, syscall.ECONNRESET) { // reset: queued as they closed
 					t.Fatalf("dial during shutdown: %v, want ECONNREFUSED", err)
 				}
-				time.Sleep(5 * time.Millisecond)
-			}
+				return false
+			})
 			if !refused {
 				t.Fatal("new connections still accepted 5 s into the shutdown")
 			}
@@ -225,7 +226,7 @@ func TestShutdownUnderConnectionChurn(t *testing.T) {
 			var inFlight atomic.Int32
 			s.GET("/slow", func(c *Context) error {
 				inFlight.Add(1)
-				time.Sleep(300 * time.Millisecond)
+				time.Sleep(300 * time.Millisecond) // a sleep: the route is slow on purpose: the shutdown must wait for it
 				return c.String(200, "slow")
 			})
 			s.GET("/bench", func(c *Context) error { return c.String(200, "OK") })
@@ -258,9 +259,7 @@ func TestShutdownUnderConnectionChurn(t *testing.T) {
 					}
 				}()
 			}
-			for inFlight.Load() < slow {
-				time.Sleep(time.Millisecond)
-			}
+			testkit.Wait(t, "the slow requests in their handlers", func() bool { return inFlight.Load() >= slow })
 			stop := make(chan struct{})
 			var churn sync.WaitGroup
 			var served, refused atomic.Int32
@@ -277,7 +276,7 @@ func TestShutdownUnderConnectionChurn(t *testing.T) {
 						c, err := net.DialTimeout("tcp", addr, time.Second)
 						if err != nil {
 							refused.Add(1)
-							time.Sleep(time.Millisecond)
+							time.Sleep(time.Millisecond) // a sleep: paces the refused client's redials
 							continue
 						}
 						_ = c.SetDeadline(time.Now().Add(5 * time.Second))

@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/celeris-dev/celeris/internal/testkit"
 )
 
 // TestStatsCounts: open connections, active requests and HTTP/2 streams.
@@ -40,10 +42,7 @@ func TestStatsCounts(t *testing.T) {
 	close(release)
 	<-done
 	<-done
-	deadline := time.Now().Add(2 * time.Second)
-	for s.Stats().ActiveStreams != 0 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	testkit.Until(2*time.Second, func() bool { return s.Stats().ActiveStreams == 0 })
 	if st := s.Stats(); st.ActiveStreams != 0 || st.ActiveRequests != 0 {
 		t.Errorf("stats after: %+v", st)
 	}

@@ -49,6 +49,7 @@ func (c *Context) switchProtocol(header []httpmsg.Field, p func(httpmsg.Conn) ht
 	if err := sw.Switch(fields, p); err != nil {
 		return 0, err
 	}
+	c.warnUnmarkedTunnel()
 	c.header = fields
 	c.written = true
 	c.status = status

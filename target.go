@@ -40,7 +40,6 @@ func (s *Server) freezeTargets() {
 	s.maxMethod = len(http.MethodOptions)
 	s.connect = nil
 	for _, r := range s.routes {
-		r.markTunnel() // xconnect.go
 		if r.method == http.MethodConnect {
 			if r.viaAny {
 				continue

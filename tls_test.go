@@ -530,7 +530,7 @@ func TestTLSConcurrentAndLarge(t *testing.T) {
 			m, err := resp.Body.Read(buf)
 			n += m
 			if n < 2<<20 {
-				time.Sleep(5 * time.Millisecond) // slow at first: the output backs up
+				time.Sleep(5 * time.Millisecond) // a sleep: a slow reader at first on purpose, so that the output backs up
 			}
 			if err != nil {
 				break

@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/celeris-dev/celeris/httpfield"
 	"github.com/celeris-dev/celeris/internal/httpmsg"
 )
 
@@ -27,7 +28,7 @@ import (
 // response head is written are announced in a Trailer header field (RFC 9110
 // §6.6.2). Setting a trailer makes a complete response go out streamed (chunked
 // on HTTP/1.1, without Content-Length). name must be a valid field name; fields
-// that may not be trailers (httpmsg.ForbiddenTrailer: Content-Length,
+// that may not be trailers (httpfield.ForbiddenTrailer: Content-Length,
 // Content-Type, Set-Cookie, Authorization, Cache-Control, ...) are dropped.
 func (c *Context) SetTrailer(name, value string) {
 	c.touched |= tTrailer
@@ -66,7 +67,7 @@ func (c *Context) declareTrailers() {
 	}
 	var b strings.Builder
 	for i, f := range c.trailer {
-		if httpmsg.ForbiddenTrailer(f.Name) {
+		if httpfield.ForbiddenTrailer(f.Name) {
 			continue
 		}
 		dup := false

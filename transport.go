@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/celeris-dev/celeris/internal/httpmsg"
+	"github.com/celeris-dev/celeris/transport"
 )
 
 // Transport serves the Server's routes on a listener of its own, beside the
@@ -50,6 +51,10 @@ type TransportEnv struct {
 	// TLSAddr is the address the TLS listener listens on (its port is the
 	// default port of a transport that serves the same origin).
 	TLSAddr net.Addr
+	// PacketConn, when set, is a UDP socket the process inherited for the
+	// transport (socket activation's "h3", or a parent's Upgrade): the
+	// transport serves on it instead of opening one, and closes it at Stop.
+	PacketConn net.PacketConn
 
 	MaxHeaderBytes       int           // Config.MaxHeaderBytes [0: the transport's default]
 	MaxRequestBodySize   int64         // Config.MaxRequestBodySize
@@ -58,6 +63,15 @@ type TransportEnv struct {
 	ReadHeaderTimeout    time.Duration // Config.ReadHeaderTimeout [0: the transport's default]
 	HandshakeTimeout     time.Duration // Config.TLSHandshakeTimeout [0: the transport's default]
 	Logger               *slog.Logger
+
+	// Handler serves the requests the transport reads through the server's
+	// router, middleware and Context (package transport: Prepare, then Serve).
+	Handler transport.Handler
+	// ExtendedConnect reports whether the server serves extended CONNECT
+	// (RFC 8441, RFC 9220): it has a tunnel route (Route.ExtendedConnect) and
+	// Config.DisableExtendedConnect is not set. An HTTP/3 transport then sends
+	// SETTINGS_ENABLE_CONNECT_PROTOCOL, as HTTP/2 does.
+	ExtendedConnect bool
 }
 
 // AddTransport registers t to be started by Start (or StartTLS) and stopped by
@@ -78,6 +92,7 @@ type transportEngine struct {
 	t   Transport
 	tls servingEngine // the TLS engine whose address and configuration t shares
 	tc  *tls.Config
+	pc  net.PacketConn // an inherited UDP socket, or nil
 }
 
 // Run waits for the TLS listener, then serves the transport.
@@ -90,6 +105,7 @@ func (e *transportEngine) Run() error {
 	return e.t.Serve(TransportEnv{
 		TLSConfig:            e.tc.Clone(),
 		TLSAddr:              addr,
+		PacketConn:           e.pc,
 		MaxHeaderBytes:       cfg.MaxHeaderBytes,
 		MaxRequestBodySize:   cfg.MaxRequestBodySize,
 		MaxConcurrentStreams: cfg.MaxConcurrentStreams,
@@ -97,6 +113,8 @@ func (e *transportEngine) Run() error {
 		ReadHeaderTimeout:    cfg.ReadHeaderTimeout,
 		HandshakeTimeout:     cfg.TLSHandshakeTimeout,
 		Logger:               e.s.logger,
+		Handler:              e.s.handler(),
+		ExtendedConnect:      e.s.extendedConnect(),
 	})
 }
 
@@ -137,8 +155,12 @@ func (s *Server) newTransportEngines(tc *tls.Config) error {
 		return errors.New("celeris: a transport (HTTP/3) needs TLS: set Config.TLSAddr, or use StartTLS")
 	}
 	s.transportEngs = s.transportEngs[:0]
-	for _, t := range s.transports {
-		s.transportEngs = append(s.transportEngs, &transportEngine{s: s, t: t, tls: tlsEng, tc: tc})
+	for i, t := range s.transports {
+		e := &transportEngine{s: s, t: t, tls: tlsEng, tc: tc}
+		if i == 0 {
+			e.pc = s.inherit.packet // the first transport serves the TLS port's UDP (activation.go)
+		}
+		s.transportEngs = append(s.transportEngs, e)
 	}
 	return nil
 }

@@ -63,7 +63,7 @@ func TestCopyRequestValues(t *testing.T) {
 			}
 		})
 		sendTwo(t, addr)
-		time.Sleep(50 * time.Millisecond) // let the exchanges be recycled
+		time.Sleep(50 * time.Millisecond) // a sleep: the check is that nothing changes while the exchanges are recycled, which has no event
 		if got := k.get(); strings.Join(got, "|") != strings.Join(firstValues, "|") {
 			t.Errorf("inline=%v: kept %q, want %q", inline, got, firstValues)
 		}
@@ -145,7 +145,7 @@ func TestKeepBorrowedChild(t *testing.T) {
 		r.send("POST /v/abc?q=first HTTP/1.1\r\nHost: x\r\nX-A: alpha\r\nCookie: s=cookie-one\r\nContent-Length: 8\r\n\r\nbody-one")
 		r.readResponse("POST")
 	}
-	time.Sleep(100 * time.Millisecond) // the request has ended
+	time.Sleep(100 * time.Millisecond) // a sleep: the request has ended in the server; the kept values must not change after it
 	k.mu.Lock()
 	got := k.vals
 	k.mu.Unlock()

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/celeris-dev/celeris/internal/testkit"
 )
 
 // Hand-written equivalents of chi's middleware (the interop/nethttp module runs
@@ -280,19 +282,5 @@ func TestWrapMiddlewareStreamBypassIsLoud(t *testing.T) {
 	}
 }
 
-type syncWriter struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (w *syncWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
-}
-
-func (w *syncWriter) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.String()
-}
+// syncWriter is a log sink several goroutines write to.
+type syncWriter = testkit.Log

@@ -2,8 +2,8 @@ package celeris
 
 import (
 	"net/http"
+	"sync/atomic"
 
-	"github.com/celeris-dev/celeris/internal/hook"
 	"github.com/celeris-dev/celeris/internal/router"
 )
 
@@ -14,9 +14,11 @@ import (
 // response to CONNECT"), so only a route that switches the stream to a tunnel may
 // take it:
 //
-//   - a route is a tunnel route when its handler was built by websocket.Handler or
-//     websocket.Events (they mark themselves, internal/hook.MarkTunnel), or when it
-//     was marked with Route.ExtendedConnect. An extended CONNECT to a path whose
+//   - a route is a tunnel route when it was marked with Route.ExtendedConnect: a
+//     mark on the route, so that it holds whatever wraps the handler (a user's
+//     closure around websocket.Handler, celerisotel.WebSocket). A WebSocket
+//     switched over HTTP/1.1 on an unmarked GET route is logged once, since
+//     WebSocket over HTTP/2 and HTTP/3 is then off for it. An extended CONNECT to a path whose
 //     GET route is a tunnel route runs that route. An http.Handler mounted with
 //     Adapt on such a route sees it as net/http's HTTP/2 server presents it with
 //     extended CONNECT enabled: Method CONNECT, r.Header[":protocol"], r.Body the
@@ -43,8 +45,11 @@ import (
 // r.Header[":protocol"]; gorilla/websocket and coder/websocket do not, and must
 // stay unmarked). The route then serves WebSocket over HTTP/2, and the server
 // advertises SETTINGS_ENABLE_CONNECT_PROTOCOL (unless
-// Config.DisableExtendedConnect). Routes built by websocket.Handler and
-// websocket.Events need no mark. It returns r.
+// Config.DisableExtendedConnect); HTTP/3 sends the same setting (RFC 9220;
+// TransportEnv.ExtendedConnect). Routes of websocket.Handler and
+// websocket.Events take the mark as well: the server cannot tell what a
+// handler does, and a route whose handler wraps another is the wrapper's. It
+// returns r.
 func (r *Route) ExtendedConnect() *Route {
 	if r.method != http.MethodGet {
 		panic("celeris: ExtendedConnect on " + r.method + " " + r.pattern + ": only a GET route serves extended CONNECT")
@@ -53,11 +58,20 @@ func (r *Route) ExtendedConnect() *Route {
 	return r
 }
 
-// markTunnel sets r.tunnel for a GET route built by websocket.Handler or
-// websocket.Events (at freeze).
-func (r *Route) markTunnel() {
-	if r.method == http.MethodGet && hook.IsTunnel(r.handler) {
-		r.tunnel = true
+// warnUnmarkedTunnel logs, once per route, a WebSocket switched over HTTP/1.1
+// on a GET route without the ExtendedConnect mark, on a listener that speaks
+// HTTP/2 and a server that would serve extended CONNECT: the route's WebSocket
+// stays off HTTP/2 and HTTP/3.
+func (c *Context) warnUnmarkedTunnel() {
+	r := c.route
+	if r == nil || r.tunnel || r.method != http.MethodGet || c.server == nil || c.server.cfg.DisableExtendedConnect {
+		return
+	}
+	if c.server.cfg.DisableH2C && c.TLS() == nil {
+		return // this listener speaks no HTTP/2
+	}
+	if atomic.CompareAndSwapUint32(&r.unmarkedLogged, 0, 1) {
+		c.server.logger.Warn("celeris: a WebSocket route is not marked Route.ExtendedConnect: it serves WebSocket over HTTP/1.1 only", "route", r.method+" "+r.pattern)
 	}
 }
 

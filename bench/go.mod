@@ -6,8 +6,8 @@ go 1.26.0
 // require keeps the root module in the graph for the replace below. cmd/peer
 // imports it too (celeris-blocking, a WebSocket peer), so `go mod tidy` keeps it.
 require (
-	github.com/celeris-dev/celeris v0.0.0-00010101000000-000000000000
-	github.com/celeris-dev/celeris/grpc v0.0.0-00010101000000-000000000000
+	github.com/celeris-dev/celeris v0.1.0
+	github.com/celeris-dev/celeris/grpc v0.1.0
 )
 
 require (

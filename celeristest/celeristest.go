@@ -15,6 +15,10 @@
 // response is recorded as it would appear on the wire: a HEAD request, or a 1xx,
 // 204 or 304 status, gets no body, and a complete response gets a Content-Length.
 // Date is not recorded.
+//
+// Serve and Start run a server over real sockets for a test; package
+// github.com/celeris-dev/celeris/celeristest/browser drives headless Chromium
+// against it (cookies, CSRF, CSP, HTTP/2 and HTTP/3 as a browser meets them).
 package celeristest
 
 import (
@@ -34,6 +38,7 @@ import (
 	"strings"
 
 	"github.com/celeris-dev/celeris"
+	"github.com/celeris-dev/celeris/httpfield"
 	"github.com/celeris-dev/celeris/internal/hook"
 	"github.com/celeris-dev/celeris/internal/httpmsg"
 )
@@ -251,7 +256,7 @@ func (w *recorder) start(status int, header []httpmsg.Field) error {
 // writers drop them.
 func addFields(h http.Header, fields []httpmsg.Field) {
 	for _, f := range fields {
-		if !httpmsg.ValidResponseField(f.Name, f.Value) {
+		if !httpfield.ValidResponseField(f.Name, f.Value) {
 			continue
 		}
 		k := textproto.CanonicalMIMEHeaderKey(strings.Clone(f.Name))

@@ -3,7 +3,7 @@ module github.com/celeris-dev/celeris/conformance
 go 1.26.0
 
 require (
-	github.com/celeris-dev/celeris v0.0.0-00010101000000-000000000000
+	github.com/celeris-dev/celeris v0.1.0
 	github.com/summerwind/h2spec v2.2.1+incompatible
 )
 

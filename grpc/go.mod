@@ -3,7 +3,7 @@ module github.com/celeris-dev/celeris/grpc
 go 1.26.0
 
 require (
-	github.com/celeris-dev/celeris v0.0.0-00010101000000-000000000000
+	github.com/celeris-dev/celeris v0.1.0
 	golang.org/x/net v0.62.0
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260817212433-ac3dfec99bb1
 	google.golang.org/grpc v1.85.0

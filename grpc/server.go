@@ -36,7 +36,7 @@
 // HTTP/2 connections send GOAWAY, unary RPCs in flight finish, and streaming RPCs
 // get StreamShutdownGrace (default 0) before their context is cancelled, so that a
 // health Watch or another endless stream ends (Unavailable) instead of holding
-// Shutdown to its deadline (shutdown.go).
+// Shutdown to its deadline.
 package celerisgrpc
 
 import (

@@ -76,7 +76,7 @@ func (c *conn) serve() {
 	// RFC 9114 §6.2.1: each side opens its control stream and sends SETTINGS
 	// as the first frame.
 	b := quicvarint.Append(nil, streamTypeControl)
-	b = appendSettingsFrame(b, c.srv.maxFieldSection)
+	b = appendSettingsFrame(b, c.srv.maxFieldSection, c.srv.extendedConnect)
 	if _, err := ctrl.Write(b); err != nil {
 		return
 	}

@@ -13,7 +13,6 @@ import (
 	"github.com/celeris-dev/celeris/celeristest"
 	"github.com/celeris-dev/celeris/internal/selfcert"
 	"github.com/celeris-dev/celeris/websocket"
-	"github.com/quic-go/quic-go/quicvarint"
 )
 
 // maskedText is a client's masked WebSocket text frame (RFC 6455 §5.2).
@@ -45,7 +44,7 @@ func TestWebSocketOverHTTP3(t *testing.T) {
 		OnMessage: func(c *websocket.Conn, mt websocket.MessageType, msg []byte) error {
 			return c.WriteMessage(mt, msg)
 		},
-	}))
+	})).ExtendedConnect()
 	h := Enable(s, Config{})
 	celeristest.Start(t, s)
 	addr, err := h.WaitReady()
@@ -63,20 +62,7 @@ func TestWebSocketOverHTTP3(t *testing.T) {
 	buf := make([]byte, 64)
 	n, _ := io.ReadAtLeast(ctrl, buf, 8)
 	_, length, k := parseFrameHeader(buf[1:n]) // after the stream type
-	enabled := false
-	for pl := buf[1+k : 1+k+int(length)]; len(pl) > 0; {
-		id, a, err := quicvarint.Parse(pl)
-		if err != nil {
-			t.Fatal(err)
-		}
-		val, b, err := quicvarint.Parse(pl[a:])
-		if err != nil {
-			t.Fatal(err)
-		}
-		enabled = enabled || (id == settingEnableConnectProtocol && val == 1)
-		pl = pl[a+b:]
-	}
-	if !enabled {
+	if settingsValues(t, buf[1+k:1+k+int(length)])[settingEnableConnectProtocol] != 1 {
 		t.Fatal("SETTINGS_ENABLE_CONNECT_PROTOCOL is not 1")
 	}
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/celeris-dev/celeris/httpfield"
 	"github.com/celeris-dev/celeris/internal/httpmsg"
 	"github.com/quic-go/qpack"
 )
@@ -115,7 +116,7 @@ func FuzzDecodeRequestHead(f *testing.F) {
 			t.Fatalf("accepted %+v", req)
 		}
 		for _, fl := range req.Header {
-			if httpmsg.CheckField(fl.Name, fl.Value) != "" || fl.Name[0] == ':' || connectionSpecific(fl.Name) {
+			if httpfield.CheckRequestField(fl.Name, fl.Value) != "" || fl.Name[0] == ':' || httpfield.ConnectionSpecific(fl.Name) {
 				t.Fatalf("stored field %q: %q", fl.Name, fl.Value)
 			}
 		}

@@ -5,7 +5,7 @@ go 1.26.0
 replace github.com/celeris-dev/celeris => ../
 
 require (
-	github.com/celeris-dev/celeris v0.0.0-00010101000000-000000000000
+	github.com/celeris-dev/celeris v0.1.0
 	github.com/quic-go/qpack v0.6.0
 	github.com/quic-go/quic-go v0.65.0
 	golang.org/x/net v0.62.0

@@ -2,10 +2,9 @@ package celerish3
 
 import (
 	"strconv"
-	"strings"
 
-	"github.com/celeris-dev/celeris/internal/bytesconv"
-	"github.com/celeris-dev/celeris/internal/httpmsg"
+	"github.com/celeris-dev/celeris/httpfield"
+	httpmsg "github.com/celeris-dev/celeris/transport"
 )
 
 // errFieldsTooLarge reports a field section over the server's
@@ -17,24 +16,6 @@ var errFieldsTooLarge = streamErr(ErrCodeExcessiveLoad, "field section too large
 // responses that are detected MUST be treated as a stream error of type
 // H3_MESSAGE_ERROR."
 func malformed(reason string) error { return streamErr(ErrCodeMessage, reason) }
-
-// Pseudo-header fields seen, as bits.
-const (
-	seenMethod = 1 << iota
-	seenScheme
-	seenPath
-	seenAuthority
-	seenProtocol
-)
-
-// requestHead is what decodeRequestHead collects besides the fields it stores
-// in the request.
-type requestHead struct {
-	pseudo                                    uint8
-	method, scheme, path, authority, protocol string
-	host                                      string
-	contentLength                             int64 // -1: none
-}
 
 // decodeFields decodes a field section (decodeSection: the static table and
 // literals, whose bytes go to arena; nil means a new one) and calls fn for
@@ -60,45 +41,26 @@ func decodeFields(block []byte, maxSize uint64, arena *fieldArena, fn func(name,
 // it against RFC 9114 §4.2 and §4.3.1; a request that breaks a rule is
 // malformed (H3_MESSAGE_ERROR).
 func decodeRequestHead(block []byte, req *httpmsg.Request, maxSize uint64, arena *fieldArena) error {
-	h := requestHead{contentLength: -1}
-	regular := false
+	var h httpfield.RequestHead
+	contentLength := int64(-1)
 	err := decodeFields(block, maxSize, arena, func(name, value string) error {
-		if msg := httpmsg.CheckField(name, value); msg != "" {
+		// §4.2, §4.3: the field's syntax and place (pseudo-header fields
+		// first, once each; no connection-specific field; TE only as
+		// "trailers"). :protocol is defined (RFC 9220 §3) since the server
+		// sends SETTINGS_ENABLE_CONNECT_PROTOCOL.
+		if msg := h.Field(name, value, true); msg != "" {
 			return malformed(msg)
 		}
 		if name[0] == ':' {
-			if regular {
-				// §4.3: "All pseudo-header fields MUST appear in the header
-				// section before regular header fields."
-				return malformed("pseudo-header field after a regular field")
-			}
-			return h.pseudoField(name, value)
+			return nil
 		}
-		regular = true
-		if connectionSpecific(name) {
-			// §4.2: "An endpoint MUST NOT generate an HTTP/3 field section
-			// containing connection-specific fields; any message containing
-			// connection-specific fields MUST be treated as malformed."
-			return malformed("connection-specific header field")
-		}
-		switch name {
-		case "te":
-			// §4.2: "The only exception to this is the TE header field, which
-			// MAY be present in an HTTP/3 request header; when it is, it MUST
-			// NOT contain any value other than "trailers"."
-			if value != "trailers" {
-				return malformed("TE other than trailers")
-			}
-		case "content-length":
-			n, ok := bytesconv.ParseUint(bytesconv.S2B(value), 1<<62)
-			if !ok || (h.contentLength >= 0 && h.contentLength != int64(n)) {
+		if name == "content-length" {
+			// Digits only (no sign, no underscore: base 10), at most 2^62.
+			n, err := strconv.ParseUint(value, 10, 63)
+			if err != nil || n > 1<<62 || (contentLength >= 0 && contentLength != int64(n)) {
 				return malformed("bad content-length")
 			}
-			h.contentLength = int64(n)
-		case "host":
-			if h.host == "" {
-				h.host = value
-			}
+			contentLength = int64(n)
 		}
 		req.Header = append(req.Header, httpmsg.Field{Name: name, Value: value})
 		return nil
@@ -106,147 +68,35 @@ func decodeRequestHead(block []byte, req *httpmsg.Request, maxSize uint64, arena
 	if err != nil {
 		return err
 	}
-	if msg := h.check(); msg != "" {
+	// §4.3.1, §4.4: the pseudo-header fields as a whole, and :authority and
+	// Host ("MUST contain the same value").
+	if msg := h.Check(true); msg != "" {
 		return malformed(msg)
 	}
-	req.Method = h.method
-	req.Scheme = h.scheme
-	req.RequestURI = h.path
-	req.Path, req.RawQuery = h.path, ""
-	if i := strings.IndexByte(h.path, '?'); i >= 0 {
-		req.Path, req.RawQuery = h.path[:i], h.path[i+1:]
-	}
-	req.Host = h.authority
-	if req.Host == "" {
-		req.Host = h.host
-	}
+	req.Method, req.Scheme, req.RequestURI = h.Method, h.Scheme, h.Path
+	req.Path, req.RawQuery = h.PathQuery()
+	req.Host = h.HostValue()
 	req.Proto, req.ProtoMajor, req.ProtoMinor = "HTTP/3.0", 3, 0
-	req.ContentLength = h.contentLength
-	if h.protocol != "" {
+	req.ContentLength = contentLength
+	if h.Protocol != "" {
 		// As on HTTP/2: the protocol reaches the handler as a field (net/http's
 		// r.Header[":protocol"]), and the stream is a tunnel.
-		req.Header = append(req.Header, httpmsg.Field{Name: ":protocol", Value: h.protocol})
+		req.Header = append(req.Header, httpmsg.Field{Name: ":protocol", Value: h.Protocol})
 	}
 	return nil
-}
-
-// pseudoField records a request pseudo-header field (RFC 9114 §4.3.1).
-func (h *requestHead) pseudoField(name, value string) error {
-	var bit uint8
-	switch name {
-	case ":method":
-		bit, h.method = seenMethod, value
-	case ":scheme":
-		bit, h.scheme = seenScheme, value
-	case ":path":
-		bit, h.path = seenPath, value
-	case ":authority":
-		bit, h.authority = seenAuthority, value
-	case ":protocol":
-		// RFC 9220 §3: defined once the server sent
-		// SETTINGS_ENABLE_CONNECT_PROTOCOL, which it does.
-		bit, h.protocol = seenProtocol, value
-	default:
-		// §4.3: "Endpoints MUST treat a request or response that contains
-		// undefined or invalid pseudo-header fields as malformed"; a response
-		// pseudo-header field (:status) in a request is one.
-		return malformed("unknown or response pseudo-header field")
-	}
-	if h.pseudo&bit != 0 {
-		// §4.3.1: each pseudo-header field appears at most once.
-		return malformed("repeated pseudo-header field")
-	}
-	h.pseudo |= bit
-	if value == "" {
-		// §4.3.1: ":path ... MUST NOT be empty for http or https URIs";
-		// :method and :scheme are tokens; an empty :authority is no authority.
-		return malformed("empty pseudo-header field")
-	}
-	return nil
-}
-
-// check applies the rules on the pseudo-header fields as a whole (RFC 9114
-// §4.3.1, §4.4).
-func (h *requestHead) check() string {
-	if h.pseudo&seenProtocol != 0 {
-		// RFC 9220 §3 (RFC 8441 §4): an extended CONNECT carries :scheme,
-		// :path and :authority with :protocol, and only CONNECT carries
-		// :protocol.
-		if h.method != "CONNECT" {
-			return ":protocol on a method other than CONNECT"
-		}
-		if h.pseudo != seenMethod|seenScheme|seenPath|seenAuthority|seenProtocol || h.path[0] != '/' {
-			return "bad extended CONNECT pseudo-header fields"
-		}
-		return ""
-	}
-	if h.method == "CONNECT" {
-		// §4.4: ":scheme and :path pseudo-header fields are omitted"; "The
-		// :authority pseudo-header field contains the host and port to
-		// connect to."
-		if h.pseudo != seenMethod|seenAuthority {
-			return "bad CONNECT pseudo-header fields"
-		}
-		return ""
-	}
-	// §4.3.1: "All HTTP/3 requests MUST include exactly one value for the
-	// :method, :scheme, and :path pseudo-header fields, unless the request is a
-	// CONNECT request."
-	if h.pseudo&(seenMethod|seenScheme|seenPath) != seenMethod|seenScheme|seenPath {
-		return "missing pseudo-header field"
-	}
-	for i := 0; i < len(h.method); i++ {
-		if !isTchar(h.method[i]) {
-			return "bad :method"
-		}
-	}
-	if h.path[0] != '/' && !(h.path == "*" && h.method == "OPTIONS") {
-		return "bad :path"
-	}
-	if h.scheme == "http" || h.scheme == "https" {
-		// §4.3.1: "If the :scheme pseudo-header field identifies a scheme that
-		// has a mandatory authority component (including "http" and "https"),
-		// the request MUST contain either an :authority pseudo-header field or
-		// a Host header field. ... If both fields are present, they MUST
-		// contain the same value."
-		if h.authority == "" && h.host == "" {
-			return "no :authority or Host"
-		}
-		if h.authority != "" && h.host != "" && h.authority != h.host {
-			return ":authority and Host differ"
-		}
-	}
-	return ""
 }
 
 // decodeTrailers decodes a trailer section into req.Trailer (RFC 9114 §4.1).
 func decodeTrailers(block []byte, req *httpmsg.Request, maxSize uint64, arena *fieldArena) error {
 	return decodeFields(block, maxSize, arena, func(name, value string) error {
-		if msg := httpmsg.CheckField(name, value); msg != "" {
+		// §4.3: "Pseudo-header fields MUST NOT appear in trailer sections";
+		// §4.2: nor connection-specific fields.
+		if msg := httpfield.CheckRequestTrailer(name, value); msg != "" {
 			return malformed(msg)
-		}
-		if name[0] == ':' {
-			// §4.3: "Pseudo-header fields MUST NOT appear in trailer sections."
-			return malformed("pseudo-header field in trailers")
-		}
-		if connectionSpecific(name) {
-			return malformed("connection-specific trailer field")
 		}
 		req.Trailer = append(req.Trailer, httpmsg.Field{Name: name, Value: value})
 		return nil
 	})
-}
-
-func isTchar(b byte) bool { return httpmsg.LowerTchar[b] || ('A' <= b && b <= 'Z') }
-
-// connectionSpecific reports the fields RFC 9114 §4.2 forbids, for a name
-// in lower case.
-func connectionSpecific(name string) bool {
-	switch name {
-	case "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade":
-		return true
-	}
-	return false
 }
 
 // fieldEncoder encodes field sections with the static table and literals
@@ -351,11 +201,11 @@ func (e *fieldEncoder) appendHeaders(dst []byte, status int, header []httpmsg.Fi
 			e.buf = appendPrefixInt(e.buf, 0xc0, 6, uint64(idx)) // 1 T=1 (static)
 		} else {
 			var sb [3]byte
-			e.field(":status", bytesconv.B2S(strconv.AppendInt(sb[:0], int64(status), 10)))
+			e.field(":status", b2s(strconv.AppendInt(sb[:0], int64(status), 10)))
 		}
 	}
 	for _, f := range header {
-		if !httpmsg.ValidResponseField(f.Name, f.Value) {
+		if !httpfield.ValidResponseField(f.Name, f.Value) {
 			continue
 		}
 		name := f.Name
@@ -371,22 +221,22 @@ func (e *fieldEncoder) appendHeaders(dst []byte, status int, header []httpmsg.Fi
 				}
 				b = append(b, c)
 			}
-			name = bytesconv.B2S(b) // copied by field at once, never kept
+			name = b2s(b) // copied by field at once, never kept
 		}
-		if connectionSpecific(name) || name == "content-length" || name == "date" {
+		if httpfield.ConnectionSpecific(name) || name == "content-length" || name == "date" {
 			continue
 		}
-		if status == 0 && httpmsg.ForbiddenTrailer(name) {
+		if status == 0 && httpfield.ForbiddenTrailer(name) {
 			continue
 		}
 		e.field(name, f.Value)
 	}
 	if date {
-		e.field("date", bytesconv.B2S(bytesconv.Date()))
+		e.field("date", b2s(httpmsg.Date()))
 	}
 	if contentLength >= 0 {
 		var nb [20]byte
-		e.field("content-length", bytesconv.B2S(strconv.AppendInt(nb[:0], contentLength, 10)))
+		e.field("content-length", b2s(strconv.AppendInt(nb[:0], contentLength, 10)))
 	}
 	dst = appendFrameHeader(dst, frameHeaders, uint64(len(e.buf)))
 	return append(dst, e.buf...)

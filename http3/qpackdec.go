@@ -1,7 +1,6 @@
 package celerish3
 
 import (
-	"github.com/celeris-dev/celeris/internal/bytesconv"
 	"golang.org/x/net/http2/hpack"
 )
 
@@ -137,5 +136,5 @@ func readLiteral(block []byte, n uint, arena *fieldArena) (string, []byte, error
 	} else {
 		arena.b = append(arena.b, raw...)
 	}
-	return bytesconv.B2S(arena.b[start:len(arena.b):len(arena.b)]), block[length:], nil
+	return b2s(arena.b[start:len(arena.b):len(arena.b)]), block[length:], nil
 }

@@ -4,8 +4,7 @@ import (
 	"context"
 	"errors"
 
-	"github.com/celeris-dev/celeris/internal/bytesconv"
-	"github.com/celeris-dev/celeris/internal/httpmsg"
+	httpmsg "github.com/celeris-dev/celeris/transport"
 	"github.com/quic-go/quic-go"
 )
 
@@ -227,7 +226,7 @@ func (w *responseWriter) End(trailer []httpmsg.Field) error {
 
 // refuse answers a request the server refuses before any handler runs.
 func (w *responseWriter) refuse(status int) {
-	body := bytesconv.S2B(refusalText(status))
+	body := s2b(refusalText(status))
 	_ = w.WriteResponse(status, []httpmsg.Field{{Name: "Content-Type", Value: "text/plain; charset=utf-8"}}, body)
 }
 

@@ -11,8 +11,7 @@ import (
 	"time"
 
 	"github.com/celeris-dev/celeris"
-	"github.com/celeris-dev/celeris/internal/hook"
-	"github.com/celeris-dev/celeris/internal/httpmsg"
+	"github.com/celeris-dev/celeris/transport"
 	"github.com/quic-go/quic-go"
 )
 
@@ -78,11 +77,12 @@ type listener interface {
 // stopped by the celeris.Server (it is its celeris.Transport).
 type Server struct {
 	cfg     Config
-	handler httpmsg.Handler
+	handler transport.Handler // TransportEnv.Handler, set by Serve
 	logger  *slog.Logger
 
 	// Set by Serve before ready is closed; read only afterwards.
 	maxFieldSection uint64
+	extendedConnect bool // TransportEnv.ExtendedConnect
 	maxBody         int64
 	headerTimeout   time.Duration
 	allow0RTT       bool
@@ -109,17 +109,28 @@ var _ celeris.Transport = (*Server)(nil)
 // over TLS then carries Alt-Svc: h3=":PORT"; ma=86400, so that browsers move to
 // HTTP/3. Call it before s starts.
 func Enable(s *celeris.Server, cfg Config) *Server {
-	h := newServer(hook.Handler(s), cfg)
+	h := newServer(nil, cfg)
 	s.AddTransport(h)
 	return h
 }
 
-func newServer(handler httpmsg.Handler, cfg Config) *Server {
+// newServer returns a Server that serves handler, or the handler of the
+// TransportEnv that Serve gets when handler is nil.
+func newServer(handler transport.Handler, cfg Config) *Server {
 	return &Server{cfg: cfg, handler: handler, ready: make(chan struct{}), conns: make(map[*conn]struct{}), workers: newWorkers()}
 }
 
 // Serve listens on UDP and serves HTTP/3 until Stop (celeris.Transport).
 func (h *Server) Serve(env celeris.TransportEnv) error {
+	if h.handler == nil {
+		h.handler = env.Handler
+	}
+	h.extendedConnect = env.ExtendedConnect
+	if h.handler == nil {
+		h.readyErr = errors.New("celerish3: TransportEnv without a Handler")
+		close(h.ready)
+		return h.readyErr
+	}
 	ln, err := h.listen(env)
 	if err != nil {
 		h.readyErr = err
@@ -181,13 +192,17 @@ func (h *Server) listen(env celeris.TransportEnv) (listener, error) {
 		}
 		addr = net.JoinHostPort(ta.IP.String(), strconv.Itoa(ta.Port))
 	}
-	ua, err := net.ResolveUDPAddr("udp", addr)
-	if err != nil {
-		return nil, err
-	}
-	udp, err := net.ListenUDP("udp", ua)
-	if err != nil {
-		return nil, err
+	var udp net.PacketConn
+	if env.PacketConn != nil {
+		udp = env.PacketConn // inherited (socket activation, the server's Upgrade)
+	} else {
+		ua, err := net.ResolveUDPAddr("udp", addr)
+		if err != nil {
+			return nil, err
+		}
+		if udp, err = net.ListenUDP("udp", ua); err != nil {
+			return nil, err
+		}
 	}
 	tr := &quic.Transport{Conn: udp}
 	qcfg := &quic.Config{
@@ -198,7 +213,10 @@ func (h *Server) listen(env celeris.TransportEnv) (listener, error) {
 		MaxIncomingUniStreams: 16,
 		Allow0RTT:             cfg.Allow0RTT,
 	}
-	var ln listener
+	var (
+		ln  listener
+		err error
+	)
 	if cfg.Allow0RTT {
 		ln, err = tr.ListenEarly(tc, qcfg)
 	} else {
@@ -315,4 +333,18 @@ func (h *Server) forget(c *conn) {
 	h.mu.Lock()
 	delete(h.conns, c)
 	h.mu.Unlock()
+}
+
+var _ celeris.PacketTransport = (*Server)(nil)
+
+// PacketConn is the UDP socket the server reads, nil before it listens
+// (celeris.PacketTransport): the celeris.Server's Upgrade passes it on to the
+// new process.
+func (h *Server) PacketConn() net.PacketConn {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.tr == nil || h.stopped {
+		return nil
+	}
+	return h.tr.Conn
 }

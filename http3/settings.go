@@ -79,8 +79,9 @@ func parseSettings(payload []byte) (peerSettings, error) {
 // appendSettingsFrame appends the server's SETTINGS frame: QPACK without a
 // dynamic table (capacity 0 and no blocked streams, RFC 9204 §5: the peer's
 // encoder then uses static and literal representations only), the maximum
-// field section size the server accepts, and extended CONNECT.
-func appendSettingsFrame(dst []byte, maxFieldSectionSize uint64) []byte {
+// field section size the server accepts, and extended CONNECT when the server
+// has a tunnel route (TransportEnv.ExtendedConnect).
+func appendSettingsFrame(dst []byte, maxFieldSectionSize uint64, extendedConnect bool) []byte {
 	var p []byte
 	p = quicvarint.Append(p, settingQPACKMaxTableCapacity)
 	p = quicvarint.Append(p, 0)
@@ -88,9 +89,11 @@ func appendSettingsFrame(dst []byte, maxFieldSectionSize uint64) []byte {
 	p = quicvarint.Append(p, 0)
 	p = quicvarint.Append(p, settingMaxFieldSectionSize)
 	p = quicvarint.Append(p, maxFieldSectionSize)
-	// RFC 9220 §3: extended CONNECT (WebSocket over HTTP/3).
-	p = quicvarint.Append(p, settingEnableConnectProtocol)
-	p = quicvarint.Append(p, 1)
+	if extendedConnect {
+		// RFC 9220 §3: extended CONNECT (WebSocket over HTTP/3).
+		p = quicvarint.Append(p, settingEnableConnectProtocol)
+		p = quicvarint.Append(p, 1)
+	}
 	dst = appendFrameHeader(dst, frameSettings, uint64(len(p)))
 	return append(dst, p...)
 }

@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/celeris-dev/celeris/internal/httpmsg"
+	httpmsg "github.com/celeris-dev/celeris/transport"
 	"github.com/quic-go/quic-go"
 )
 

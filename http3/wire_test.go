@@ -13,6 +13,7 @@ import (
 	"github.com/celeris-dev/celeris/celeristest"
 	"github.com/celeris-dev/celeris/internal/selfcert"
 	"github.com/quic-go/quic-go"
+	"github.com/quic-go/quic-go/quicvarint"
 )
 
 // waitCancelled receives the query of a /wait request whose context ended.
@@ -185,7 +186,9 @@ func status(t *testing.T, resp []byte) string {
 var getHeaders = frameBytes(frameHeaders, block(":method", "GET", ":scheme", "https", ":path", "/", ":authority", "localhost"))
 
 // TestWireServerSettings: the server opens its control stream with SETTINGS
-// first (RFC 9114 §6.2.1): no QPACK dynamic table, its field section limit.
+// first (RFC 9114 §6.2.1): no QPACK dynamic table, its field section limit,
+// and no SETTINGS_ENABLE_CONNECT_PROTOCOL, since the server has no tunnel
+// route (TransportEnv.ExtendedConnect; TestWebSocketOverHTTP3 has one).
 func TestWireServerSettings(t *testing.T) {
 	c := dialRaw(t, wireServer(t, Config{MaxFieldSectionSize: 5000}))
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -207,6 +210,28 @@ func TestWireServerSettings(t *testing.T) {
 	if err != nil || ps.maxFieldSectionSize != 5000 || ps.qpackMaxTable != 0 || ps.qpackBlocked != 0 {
 		t.Fatalf("settings %+v: %v", ps, err)
 	}
+	if _, ok := settingsValues(t, buf[1+k:1+k+int(length)])[settingEnableConnectProtocol]; ok {
+		t.Fatal("SETTINGS_ENABLE_CONNECT_PROTOCOL sent by a server without a tunnel route")
+	}
+}
+
+// settingsValues reads a SETTINGS frame's payload: identifier -> value.
+func settingsValues(t *testing.T, p []byte) map[uint64]uint64 {
+	t.Helper()
+	m := map[uint64]uint64{}
+	for len(p) > 0 {
+		id, a, err := quicvarint.Parse(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		val, b, err := quicvarint.Parse(p[a:])
+		if err != nil {
+			t.Fatal(err)
+		}
+		m[id] = val
+		p = p[a+b:]
+	}
+	return m
 }
 
 // TestWireRequestStreamRules: RFC 9114 §4 and §7 over a real connection.

@@ -3,7 +3,7 @@ package celerish3
 import (
 	"time"
 
-	"github.com/celeris-dev/celeris/internal/work"
+	"github.com/celeris-dev/celeris/transport"
 )
 
 // maxIdleWorkers bounds the goroutines that wait for a request stream: each
@@ -16,7 +16,7 @@ const maxIdleWorkers = 128
 const workerExpiry = 10 * time.Second
 
 // workers runs request streams on goroutines that outlive one request: the
-// server's worker pool (internal/work), with no bound on the busy workers and
+// server's worker pool (transport.WorkerPool), with no bound on the busy workers and
 // at most maxIdleWorkers idle ones. A new goroutine starts with a small stack
 // and grows it on every request (the first read from a quic-go stream is deep):
 // the copies cost about a sixth of the server's CPU time per request in
@@ -25,14 +25,14 @@ const workerExpiry = 10 * time.Second
 // MaxConcurrentStreams per connection bounds them as it bounded a goroutine per
 // request.
 type workers struct {
-	pool *work.Pool
+	pool *transport.WorkerPool
 }
 
 func newWorkers() *workers {
-	return &workers{pool: work.NewPool(0, workerExpiry).LimitIdle(maxIdleWorkers)}
+	return &workers{pool: transport.NewWorkerPool(0, workerExpiry).LimitIdle(maxIdleWorkers)}
 }
 
-// job is a request stream's function as a work.Task (a func value converts to
+// job is a request stream's function as a transport.Task (a func value converts to
 // the interface without allocating).
 type job func()
 

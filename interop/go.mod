@@ -4,8 +4,9 @@ go 1.26.0
 
 require (
 	connectrpc.com/connect v1.21.1
-	github.com/celeris-dev/celeris v0.0.0-00010101000000-000000000000
-	github.com/celeris-dev/celeris/grpc v0.0.0-00010101000000-000000000000
+	github.com/celeris-dev/celeris v0.1.0
+	github.com/celeris-dev/celeris/grpc v0.1.0
+	github.com/cloudflare/tableflip v1.2.3
 	golang.org/x/net v0.62.0
 	google.golang.org/grpc v1.85.0
 	google.golang.org/protobuf v1.36.12

@@ -3,7 +3,7 @@ module github.com/celeris-dev/celeris/jwt
 go 1.26.0
 
 require (
-	github.com/celeris-dev/celeris v0.0.0-00010101000000-000000000000
+	github.com/celeris-dev/celeris v0.1.0
 	github.com/golang-jwt/jwt/v5 v5.3.1
 )
 

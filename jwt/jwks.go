@@ -17,7 +17,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	gjwt "github.com/golang-jwt/jwt/v5"
@@ -30,14 +29,21 @@ import (
 //     (started by the first request that notices; requests keep using the keys
 //     held meanwhile), and
 //   - a token whose kid is not in the set triggers a fetch right away, so that a
-//     provider's new signing key works from its first token; such fetches happen
-//     at most once per MinRefreshInterval, so tokens with made-up kids cannot make
-//     the server hammer the provider.
+//     provider's new signing key works from its first token (the first such
+//     fetch too, however soon after the start); such fetches happen at most once
+//     per MinRefreshInterval, so tokens with made-up kids cannot make the server
+//     hammer the provider. Requests that wait for a fetch share it, and each
+//     stops waiting when its own context ends (the client left, or a timeout
+//     middleware's deadline passed: 503).
 //
-// A failed fetch keeps the keys held. Keys of kinds other than RSA, EC (P-256,
-// P-384, P-521) and OKP Ed25519, and keys whose use is not "sig", are skipped. A
-// key's alg, when given, is the only algorithm it verifies (RFC 7517 §4.4);
-// otherwise its kty decides (RSA: RS and PS; EC: the ES of its curve; OKP: EdDSA).
+// A failed fetch keeps the keys held; a token whose kid a failed fetch could
+// not find is answered 503 (ErrKeySetUnavailable), as is every token while a
+// set made with StartWhenDown holds no key yet.
+//
+// Keys of kinds other than RSA, EC (P-256, P-384, P-521) and OKP Ed25519, and
+// keys whose use is not "sig", are skipped. A key's alg, when given, is the only
+// algorithm it verifies (RFC 7517 §4.4); otherwise its kty decides (RSA: RS and
+// PS; EC: the ES of its curve; OKP: EdDSA).
 // It is safe for concurrent use.
 type KeySet struct {
 	cfg KeySetConfig
@@ -48,9 +54,11 @@ type KeySet struct {
 	fetched   time.Time      // last successful fetch
 	ttl       time.Duration  // how long that fetch stays fresh
 	attempted time.Time      // last fetch attempt
+	triggered time.Time      // last fetch for an unknown kid
+	inflight  chan struct{}  // closed when the fetch under way ends; nil when none
+	lastErr   error          // the last fetch's error
 
-	fetchMu    sync.Mutex  // one fetch at a time
-	refreshing atomic.Bool // a background refresh is under way
+	fetchMu sync.Mutex // one fetch at a time
 }
 
 // KeySetConfig configures a KeySet. Zero values mean the defaults in brackets.
@@ -67,6 +75,12 @@ type KeySetConfig struct {
 	MinRefreshInterval time.Duration
 	// MaxBytes bounds the size of the set read [1 MiB].
 	MaxBytes int64
+	// StartWhenDown makes NewKeySet return a usable set along with the error
+	// of a first fetch that failed (the provider is down at start-up): tokens
+	// are then answered 503 while the set holds no key, and requests fetch it
+	// again, at most once per MinRefreshInterval, until it comes [false: no set
+	// without a first fetch].
+	StartWhenDown bool
 
 	now func() time.Time // for tests
 }
@@ -77,7 +91,8 @@ type jwk struct {
 }
 
 // NewKeySet fetches the set once and returns it; an error means the first fetch
-// failed or the set holds no usable key.
+// failed or the set holds no usable key (with StartWhenDown, the set is
+// returned with that error and usable).
 func NewKeySet(ctx context.Context, cfg KeySetConfig) (*KeySet, error) {
 	if cfg.URL == "" {
 		return nil, errors.New("jwt: KeySetConfig.URL is empty")
@@ -99,6 +114,9 @@ func NewKeySet(ctx context.Context, cfg KeySetConfig) (*KeySet, error) {
 	}
 	ks := &KeySet{cfg: cfg}
 	if err := ks.Refresh(ctx); err != nil {
+		if cfg.StartWhenDown {
+			return ks, err
+		}
 		return nil, err
 	}
 	return ks, nil
@@ -130,6 +148,16 @@ func (ks *KeySet) fetch(ctx context.Context) error {
 	ks.mu.Lock()
 	ks.attempted = now
 	ks.mu.Unlock()
+	err := ks.get(ctx)
+	ks.mu.Lock()
+	ks.lastErr = err
+	ks.mu.Unlock()
+	return err
+}
+
+// get fetches and installs the set.
+func (ks *KeySet) get(ctx context.Context) error {
+	now := ks.cfg.now()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, ks.cfg.URL, nil)
 	if err != nil {
 		return fmt.Errorf("jwt: key set: %w", err)
@@ -181,34 +209,64 @@ func maxAge(cc string) (time.Duration, bool) {
 	return 0, false
 }
 
+// Errors of the key set, which New answers with 503.
+var (
+	// ErrKeySetUnavailable: the set could not be fetched when a token needed
+	// it (no key yet, or a failed fetch for an unknown kid), or the request
+	// ended while it waited for the fetch.
+	ErrKeySetUnavailable = errors.New("jwt: key set unavailable")
+)
+
+// errUnknownKid: the set does not hold the token's kid.
+var errUnknownKid = errors.New("jwt: no key with the token's kid")
+
 // Keyfunc returns the key for t (golang-jwt's Keyfunc): the key its kid names,
-// or, for a token without kid, the only key without kid.
-func (ks *KeySet) Keyfunc(t *gjwt.Token) (any, error) {
+// or, for a token without kid, the only key without kid. A fetch it waits for
+// (an unknown kid) ends with the Client's timeout; New waits only as long as
+// the request's context.
+func (ks *KeySet) Keyfunc(t *gjwt.Token) (any, error) { return ks.key(context.Background, t) }
+
+// key is Keyfunc, waiting for a fetch no longer than the context ctx returns
+// (called only then).
+func (ks *KeySet) key(ctx func() context.Context, t *gjwt.Token) (any, error) {
 	kid, _ := t.Header["kid"].(string)
 	alg, _ := t.Header["alg"].(string)
 	now := ks.cfg.now()
 	ks.mu.RLock()
 	stale := now.Sub(ks.fetched) > ks.ttl
+	empty := len(ks.keys)+len(ks.anonymous) == 0
 	k, ok := ks.lookup(kid)
-	canRetry := now.Sub(ks.attempted) >= ks.cfg.MinRefreshInterval
+	canRefresh := now.Sub(ks.attempted) >= ks.cfg.MinRefreshInterval
 	ks.mu.RUnlock()
-	if canRetry && ks.cfg.URL != "" {
+	if ks.cfg.URL != "" {
 		switch {
-		case !ok: // a new key, maybe: fetch now and look again
-			ks.refreshAfter(now)
-			ks.mu.RLock()
-			k, ok = ks.lookup(kid)
-			ks.mu.RUnlock()
-		case stale && ks.refreshing.CompareAndSwap(false, true):
+		case empty: // StartWhenDown, and no fetch succeeded yet: fetch behind the request
+			if canRefresh {
+				ks.startFetch(now, false)
+			}
+			return nil, ErrKeySetUnavailable
+		case !ok: // a new key, maybe: fetch now (or join the fetch under way) and look again
+			if done := ks.startFetch(now, true); done != nil {
+				select {
+				case <-done:
+				case <-ctx().Done():
+					return nil, fmt.Errorf("%w: %w", ErrKeySetUnavailable, ctx().Err())
+				}
+				ks.mu.RLock()
+				k, ok = ks.lookup(kid)
+				failed := ks.lastErr
+				ks.mu.RUnlock()
+				if !ok && failed != nil {
+					return nil, fmt.Errorf("%w: %w", ErrKeySetUnavailable, failed)
+				}
+			}
+		case stale && canRefresh:
 			// The key is held: use it, and refresh behind the request.
-			go func() {
-				defer ks.refreshing.Store(false)
-				ks.refreshAfter(now)
-			}()
+			ks.startFetch(now, false)
 		}
 	}
 	if !ok {
-		return nil, fmt.Errorf("jwt: no key with kid %q", kid)
+		return nil, fmt.Errorf("%w %q", errUnknownKid, kid)
 	}
 	if !slices.Contains(k.algs, alg) {
 		return nil, fmt.Errorf("jwt: key %q does not verify alg %q", kid, alg)
@@ -216,18 +274,36 @@ func (ks *KeySet) Keyfunc(t *gjwt.Token) (any, error) {
 	return k.key, nil
 }
 
-// refreshAfter fetches unless another fetch was attempted since now while this
-// one waited for fetchMu (concurrent requests share one fetch).
-func (ks *KeySet) refreshAfter(now time.Time) {
-	ks.fetchMu.Lock()
-	defer ks.fetchMu.Unlock()
-	ks.mu.RLock()
-	done := !ks.attempted.Before(now)
-	ks.mu.RUnlock()
-	if done {
-		return
+// startFetch starts a fetch in the background unless one is under way, and
+// returns a channel closed when the fetch under way ends. For an unknown kid
+// (forKid), a new fetch starts only when the last such one is at least
+// MinRefreshInterval old (or there was none); nil means none is under way and
+// none may start. The fetch is bounded by the Client's timeout, not by the
+// request that started it.
+func (ks *KeySet) startFetch(now time.Time, forKid bool) <-chan struct{} {
+	ks.mu.Lock()
+	defer ks.mu.Unlock()
+	if ks.inflight != nil {
+		return ks.inflight
 	}
-	_ = ks.fetch(context.Background()) // the Client's timeout bounds it; old keys stay on error
+	if forKid {
+		if !ks.triggered.IsZero() && now.Sub(ks.triggered) < ks.cfg.MinRefreshInterval {
+			return nil
+		}
+		ks.triggered = now
+	}
+	done := make(chan struct{})
+	ks.inflight = done
+	go func() {
+		ks.fetchMu.Lock()
+		_ = ks.fetch(context.Background()) // old keys stay on error
+		ks.fetchMu.Unlock()
+		ks.mu.Lock()
+		ks.inflight = nil
+		ks.mu.Unlock()
+		close(done)
+	}()
+	return done
 }
 
 // lookup is called with mu held.

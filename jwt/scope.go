@@ -2,47 +2,36 @@ package jwt
 
 import (
 	"net/http"
-	"slices"
 	"strings"
 
 	"github.com/celeris-dev/celeris"
+	"github.com/celeris-dev/celeris/middleware/auth"
 )
 
-// RequireScopes returns middleware, to run after New, that lets a request through
-// only when its token grants every scope given. Scopes come from the "scope" claim
-// (a space-separated string, RFC 8693 §4.2) or, without it, from "scp" (a string
-// or an array of strings, as some identity providers issue). A request lacking one
-// gets 403 Forbidden with (RFC 6750 §3.1)
+// RequireScopes returns middleware, to run after New (or auth.Any), that lets a
+// request through only when its principal holds every scope given, whatever
+// the credential's kind: a token's scopes come from the "scope" claim (a
+// space-separated string, RFC 8693 §4.2) or, without it, from "scp" (a string
+// or an array of strings, as some identity providers issue); an API key's or a
+// session's are what their auth.Authenticator gives. A request lacking one gets
+// 403 Forbidden, with a token (RFC 6750 §3.1)
 //
 //	WWW-Authenticate: Bearer error="insufficient_scope", scope="<scopes>"
 //
-// and one without verified claims (New did not run or skipped it) gets 401. It
-// panics when a scope is empty or holds a space, '"' or '\' (RFC 6750 §3: scope
-// tokens are printable ASCII without them).
+// and one without principal (New did not run or skipped it) gets 401. It is
+// auth.RequireScopes with a Bearer challenge on that 401, and panics as it
+// does on a malformed scope.
 func RequireScopes(scopes ...string) celeris.MiddlewareFunc {
-	for _, s := range scopes {
-		if s == "" || strings.ContainsAny(s, " \"\\") || strings.IndexFunc(s, func(r rune) bool { return r < 0x21 || r > 0x7e }) >= 0 {
-			panic("jwt: RequireScopes: malformed scope " + s)
-		}
-	}
-	challenge := `Bearer error="insufficient_scope", scope="` + strings.Join(scopes, " ") + `"`
-	forbidden := celeris.NewHTTPError(http.StatusForbidden, "insufficient scope")
+	check := auth.RequireScopes(scopes...)
 	unauthorized := celeris.NewHTTPError(http.StatusUnauthorized, "missing bearer token")
 	return func(next celeris.HandlerFunc) celeris.HandlerFunc {
+		inner := check(next)
 		return func(c *celeris.Context) error {
-			claims := GetClaims(c)
-			if claims == nil {
+			if auth.From(c) == nil {
 				c.SetHeader("WWW-Authenticate", "Bearer")
 				return unauthorized
 			}
-			granted := Scopes(claims)
-			for _, s := range scopes {
-				if !slices.Contains(granted, s) {
-					c.SetHeader("WWW-Authenticate", challenge)
-					return forbidden
-				}
-			}
-			return next(c)
+			return inner(c)
 		}
 	}
 }

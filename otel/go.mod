@@ -7,8 +7,8 @@ replace github.com/celeris-dev/celeris => ../
 replace github.com/celeris-dev/celeris/grpc => ../grpc
 
 require (
-	github.com/celeris-dev/celeris v0.0.0-00010101000000-000000000000
-	github.com/celeris-dev/celeris/grpc v0.0.0-00010101000000-000000000000
+	github.com/celeris-dev/celeris v0.1.0
+	github.com/celeris-dev/celeris/grpc v0.1.0
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp v1.47.0
 	go.opentelemetry.io/otel/metric v1.47.0

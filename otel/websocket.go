@@ -7,10 +7,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/celeris-dev/celeris"
-	"github.com/celeris-dev/celeris/internal/hook"
 )
-
-func init() { hook.MarkTunnel(WebSocket(nil)) }
 
 // WebSocketSpanName is the name of the span WebSocket makes.
 const WebSocketSpanName = "WebSocket upgrade"
@@ -45,10 +42,9 @@ const WebSocketSpanName = "WebSocket upgrade"
 //		})
 //	}))
 //
-// Routes built with WebSocket count as WebSocket routes when the server decides
-// whether to advertise RFC 8441 extended CONNECT on HTTP/2.
-//
-//go:noinline
+// A route built with WebSocket serves WebSocket over HTTP/2 and HTTP/3 (RFC
+// 8441, RFC 9220) once marked with celeris.Route.ExtendedConnect, as any
+// WebSocket route.
 func WebSocket(next celeris.HandlerFunc, opts ...Option) celeris.HandlerFunc {
 	cfg := newConfig(opts)
 	tracer := cfg.TracerProvider.Tracer(scopeName, trace.WithSchemaURL(semconv.SchemaURL))

@@ -38,9 +38,9 @@ func TestWebSocketUpgradeSpan(t *testing.T) {
 			}
 		}
 	})
-	s.GET("/ws", celerisotel.WebSocket(echo, tp))
+	s.GET("/ws", celerisotel.WebSocket(echo, tp)).ExtendedConnect()
 	bare := newServer()
-	bare.GET("/ws", celerisotel.WebSocket(echo, tp))
+	bare.GET("/ws", celerisotel.WebSocket(echo, tp)).ExtendedConnect()
 	addr, bareAddr := start(t, s), start(t, bare)
 
 	cfg, err := xws.NewConfig("ws://"+addr+"/ws", "http://"+addr)
@@ -116,7 +116,7 @@ func TestWebSocketUpgradeSpanH2(t *testing.T) {
 	s.Use(celerisotel.Middleware(tp, celerisotel.WithMeterProvider(tm.mp)))
 	s.GET("/ws", celerisotel.WebSocket(websocket.Handler(nil, func(c *websocket.Conn) {
 		_, _, _ = c.ReadMessage()
-	}), tp))
+	}), tp)).ExtendedConnect()
 	addr := start(t, s)
 	nc, err := net.Dial("tcp", addr)
 	if err != nil {

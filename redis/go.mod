@@ -3,7 +3,7 @@ module github.com/celeris-dev/celeris/redis
 go 1.26.0
 
 require (
-	github.com/celeris-dev/celeris v0.0.0-00010101000000-000000000000
+	github.com/celeris-dev/celeris v0.1.0
 	github.com/redis/go-redis/extra/redisotel/v9 v9.23.0
 	github.com/redis/go-redis/v9 v9.23.0
 	go.opentelemetry.io/otel/sdk v1.47.0

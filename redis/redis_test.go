@@ -162,13 +162,13 @@ func TestSessionStore(t *testing.T) {
 	if n := rdb.Exists(ctx, "test:sess:"+after).Val(); n != 0 || sid() != "" {
 		t.Errorf("logout left the session: exists %d, cookie %q", n, sid())
 	}
-	// Redis down: Get fails, the handler's error is a 500, and no session is
-	// created.
+	// Redis down: the save fails, the answer is a 503 (a dependency is down),
+	// and no session is created.
 	_ = rdb.Do(ctx, "SHUTDOWN", "NOSAVE").Err()
 	jar2, _ := cookiejar.New(nil)
 	client.Jar = jar2
 	do(t, client, "POST", "http://"+a+"/inc")
-	if resp, _ := do(t, client, "POST", "http://"+a+"/inc"); resp.StatusCode != 500 {
+	if resp, _ := do(t, client, "POST", "http://"+a+"/inc"); resp.StatusCode != 503 {
 		t.Errorf("Redis down: %d", resp.StatusCode)
 	}
 }

@@ -167,7 +167,7 @@ func TestAutobahnCases(t *testing.T) {
 						if _, err := c.nc.Write(out[i : i+1]); err != nil {
 							return
 						}
-						time.Sleep(50 * time.Microsecond)
+						time.Sleep(50 * time.Microsecond) // a sleep: one byte per write on purpose (each in a segment of its own)
 					}
 				}()
 				for i, w := range tc.want {

@@ -58,7 +58,7 @@ func TestGracefulShutdownHTTP2WebSocket(t *testing.T) {
 	s := celeris.New(celeris.Config{Addr: "127.0.0.1:0", Engine: testEngine, EventLoops: 2})
 	s.GET("/events", websocket.Events(nil, websocket.Callbacks{
 		OnClose: func(c *websocket.Conn, c2 int, _ string) { code.Store(int64(c2)) },
-	}))
+	})).ExtendedConnect()
 	errc := make(chan error, 1)
 	go func() { errc <- s.Start() }()
 	<-s.Ready()

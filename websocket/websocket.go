@@ -227,22 +227,21 @@ type Callbacks struct {
 }
 
 // Handler returns a route handler that upgrades and runs h for each connection.
-// Its route serves the HTTP/1.1 handshake and, over HTTP/2, RFC 8441's extended
-// CONNECT: a server with such a route advertises SETTINGS_ENABLE_CONNECT_PROTOCOL
-// (celeris.Config.DisableExtendedConnect turns that off).
+// Its route serves the HTTP/1.1 handshake and, once marked with
+// celeris.Route.ExtendedConnect, WebSocket over HTTP/2 and HTTP/3 (RFC 8441,
+// RFC 9220's extended CONNECT): a server with such a route advertises
+// SETTINGS_ENABLE_CONNECT_PROTOCOL (celeris.Config.DisableExtendedConnect
+// turns that off). The mark is on the route, so it holds for a handler that
+// wraps this one:
 //
-// Not inlined: the server recognises the routes it built by the code of the
-// closure it returns (hook.MarkTunnel), which an inlined copy would not share.
-//
-//go:noinline
+//	s.GET("/ws", websocket.Handler(nil, echo)).ExtendedConnect()
 func Handler(cfg *Config, h func(c *Conn)) celeris.HandlerFunc {
 	return func(c *celeris.Context) error { return Upgrade(c, cfg, h) }
 }
 
 // Events returns a route handler that upgrades and runs cb for each connection.
-// Its route serves extended CONNECT over HTTP/2 too, as Handler's does.
-//
-//go:noinline
+// Its route serves extended CONNECT over HTTP/2 and HTTP/3 once marked with
+// celeris.Route.ExtendedConnect, as Handler's does.
 func Events(cfg *Config, cb Callbacks) celeris.HandlerFunc {
 	return func(c *celeris.Context) error { return UpgradeEvents(c, cfg, cb) }
 }
@@ -253,9 +252,9 @@ func Events(cfg *Config, cb Callbacks) celeris.HandlerFunc {
 // A request that is not a valid WebSocket handshake gets an *celeris.HTTPError
 // (400, 403 or 426).
 //
-// A route whose handler calls Upgrade itself (rather than being built by Handler
-// or Events) is marked with celeris.Route.ExtendedConnect to serve WebSocket over
-// HTTP/2 as well; without the mark an extended CONNECT to it gets 405.
+// A route is marked with celeris.Route.ExtendedConnect to serve WebSocket over
+// HTTP/2 and HTTP/3 as well; without the mark an extended CONNECT to it gets
+// 405, and its first upgrade over HTTP/1.1 is logged.
 func Upgrade(c *celeris.Context, cfg *Config, h func(c *Conn)) error {
 	if h == nil {
 		panic("websocket: Upgrade with a nil handler")
@@ -284,12 +283,6 @@ func UpgradeEvents(c *celeris.Context, cfg *Config, cb Callbacks) error {
 		}
 		return app
 	})
-}
-
-func init() {
-	// Routes built by Handler and Events serve extended CONNECT (RFC 8441).
-	hook.MarkTunnel(Handler(nil, func(*Conn) {}))
-	hook.MarkTunnel(Events(nil, Callbacks{}))
 }
 
 func upgrade(c *celeris.Context, cfg *Config, app func(*Conn) ws.App) error {

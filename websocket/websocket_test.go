@@ -14,6 +14,7 @@ import (
 
 	"github.com/celeris-dev/celeris"
 	"github.com/celeris-dev/celeris/celeristest"
+	"github.com/celeris-dev/celeris/internal/testkit"
 	"github.com/celeris-dev/celeris/internal/ws"
 	"github.com/celeris-dev/celeris/websocket"
 )
@@ -29,7 +30,8 @@ func startServer(t testing.TB, register func(s *celeris.Server)) string {
 var testEngine = celeris.Engine(os.Getenv("CELERIS_TEST_ENGINE"))
 
 // echoRoutes serves /handler (a blocking handler) and /events (callbacks), both
-// echoing every message, and /inline (callbacks behind an inline route).
+// echoing every message, and /inline (callbacks behind an inline route); the
+// first two and /proto serve extended CONNECT too (Route.ExtendedConnect).
 func echoRoutes(s *celeris.Server) {
 	s.GET("/handler", websocket.Handler(nil, func(c *websocket.Conn) {
 		for {
@@ -41,16 +43,16 @@ func echoRoutes(s *celeris.Server) {
 				return
 			}
 		}
-	}))
+	})).ExtendedConnect()
 	cb := websocket.Callbacks{OnMessage: func(c *websocket.Conn, mt websocket.MessageType, msg []byte) error {
 		return c.WriteMessage(mt, msg)
 	}}
-	s.GET("/events", websocket.Events(nil, cb))
+	s.GET("/events", websocket.Events(nil, cb)).ExtendedConnect()
 	s.GET("/inline", websocket.Events(nil, cb)).Inline()
 	s.GET("/proto", websocket.Handler(&websocket.Config{Subprotocols: []string{"chat.v2", "chat.v1"}}, func(c *websocket.Conn) {
 		_ = c.WriteText("subprotocol=" + c.Subprotocol())
 		_, _, _ = c.ReadMessage()
-	}))
+	})).ExtendedConnect()
 }
 
 // client is a raw WebSocket client over TCP, built on the codec.
@@ -288,10 +290,7 @@ func TestServerClose(t *testing.T) {
 	}
 	c.send(true, ws.OpClose, p[:2])
 	_, _ = io.Copy(io.Discard, c.br)
-	deadline := time.Now().Add(5 * time.Second)
-	for closed.Load() != 1 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	testkit.Until(5*time.Second, func() bool { return closed.Load() == 1 })
 	if closed.Load() != 1 {
 		t.Fatal("OnClose did not run with 4000")
 	}

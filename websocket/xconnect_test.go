@@ -42,8 +42,8 @@ func dialBoth(t *testing.T, cfg celeris.Config, register func(s *celeris.Server)
 }
 
 // RFC 8441 §3: SETTINGS_ENABLE_CONNECT_PROTOCOL is advertised, over TLS and h2c,
-// only when a route can serve an extended CONNECT (a websocket route, built by
-// Handler or Events or marked with Route.ExtendedConnect) and the application did
+// only when a route can serve an extended CONNECT (a route marked with
+// Route.ExtendedConnect) and the application did
 // not turn it off (Config.DisableExtendedConnect). Browsers then open WebSockets
 // to an Adapt'ed library (which needs HTTP/1.1) on an HTTP/1.1 connection.
 func TestEnableConnectProtocolAdvertised(t *testing.T) {

@@ -8,8 +8,8 @@ replace (
 )
 
 require (
-	github.com/celeris-dev/celeris v0.0.0-00010101000000-000000000000
-	github.com/celeris-dev/celeris/http3 v0.0.0-00010101000000-000000000000
+	github.com/celeris-dev/celeris v0.1.0
+	github.com/celeris-dev/celeris/http3 v0.1.0
 	github.com/quic-go/quic-go v0.65.0
 )
 

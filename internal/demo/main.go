@@ -66,6 +66,11 @@ func Main(enableH3 func(s *celeris.Server)) {
 		defer pprof.StopCPUProfile()
 	}
 
+	if stream, datagram := celeris.InheritedSockets(); *tlsAddr == "" && (stream > 1 || datagram > 0) {
+		// Socket activation handed over a TLS or HTTP/3 socket: serve TLS (on
+		// the inherited listener, else on a port of the system's choosing).
+		*tlsAddr = ":0"
+	}
 	s, err := newServerWith(options{addr: *addr, loops: *loops, inline: *inline, bare: *bare,
 		engine: *engine, tlsAddr: *tlsAddr, tlsCert: *tlsCert, tlsKey: *tlsKey})
 	if err != nil {
@@ -84,6 +89,8 @@ func Main(enableH3 func(s *celeris.Server)) {
 		slog.Info("demo: listening", args...)
 	}()
 	// SIGINT or SIGTERM: refuse new connections, let in-flight requests finish.
+	// SIGHUP: start the program again on the same sockets and, once it serves,
+	// drain this process (celeris.Server.Upgrade).
 	err = s.StartGraceful(15 * time.Second)
 	if *memprofile != "" {
 		if f, ferr := os.Create(*memprofile); ferr == nil {

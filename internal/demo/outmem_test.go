@@ -299,7 +299,7 @@ func outChild(t *testing.T, engine string) (*child, []outTransport) {
 				c.path = "/stream?n=100"
 			}
 			cl := c.open(t, tr)
-			time.Sleep(50 * time.Millisecond)
+			time.Sleep(50 * time.Millisecond) // a sleep: the transfer runs a while before the client stops it
 			cl.stop()
 		}
 	}
@@ -321,7 +321,7 @@ func TestOutputBoundedPerConnection(t *testing.T) {
 					t.Run(tr.name+"/"+oc.String(), func(t *testing.T) {
 						const n = 4
 						srv.freeOS(t)
-						time.Sleep(100 * time.Millisecond)
+						time.Sleep(100 * time.Millisecond) // a sleep: the freed memory leaves RSS before the baseline is read; RSS has no event
 						base := srv.rss(t)
 						clients := make([]outClient, n)
 						for i := range clients {
@@ -329,7 +329,7 @@ func TestOutputBoundedPerConnection(t *testing.T) {
 						}
 						peak := base
 						for range 8 {
-							time.Sleep(100 * time.Millisecond)
+							time.Sleep(100 * time.Millisecond) // a sleep: the period at which RSS is sampled while the clients read nothing
 							peak = max(peak, srv.rss(t))
 						}
 						var got int64
@@ -382,7 +382,7 @@ func TestOutputSlowH2Streams(t *testing.T) {
 		t.Run(tr.name, func(t *testing.T) {
 			const conns, streams = 4, 5
 			srv.freeOS(t)
-			time.Sleep(100 * time.Millisecond)
+			time.Sleep(100 * time.Millisecond) // a sleep: the freed memory leaves RSS before the baseline is read; RSS has no event
 			base := srv.rss(t)
 			scheme := map[bool]string{false: "http", true: "https"}[tr.tls]
 			var clients []outClient
@@ -418,7 +418,7 @@ func TestOutputSlowH2Streams(t *testing.T) {
 				if i%20 == 0 {
 					peak = max(peak, srv.rss(t))
 				}
-				time.Sleep(2 * time.Millisecond)
+				time.Sleep(2 * time.Millisecond) // a sleep: paces the requests, so that RSS is sampled during them
 			}
 			peak = max(peak, srv.rss(t))
 			var got int64

@@ -11,6 +11,8 @@ import (
 
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
+
+	"github.com/celeris-dev/celeris/internal/testkit"
 )
 
 // openFDs counts this process's open descriptors.
@@ -34,7 +36,7 @@ func TestSlowWatchesContext(t *testing.T) {
 	addr := strings.TrimPrefix(base, "http://")
 	for _, proto := range []string{"h1", "h2c"} {
 		t.Run(proto, func(t *testing.T) {
-			time.Sleep(100 * time.Millisecond) // let the previous run's descriptors go
+			time.Sleep(100 * time.Millisecond) // a sleep: the previous run's descriptors go, which has no event in this process
 			baseline := openFDs(t)
 			const clients = 200
 			conns := make([]net.Conn, clients)
@@ -52,22 +54,16 @@ func TestSlowWatchesContext(t *testing.T) {
 				}()
 			}
 			wg.Wait()
-			time.Sleep(100 * time.Millisecond)
+			time.Sleep(100 * time.Millisecond) // a sleep: the requests reach their handlers before the clients close; the clients cannot see it
 			for _, c := range conns {
 				_ = c.Close()
 			}
 			closed := time.Now()
-			for {
-				n := openFDs(t)
-				if n <= baseline {
-					t.Logf("%s: descriptors back at %d (baseline %d) %v after the clients closed", proto, n, baseline, time.Since(closed).Round(time.Millisecond))
-					return
-				}
-				if time.Since(closed) > 5*time.Second {
-					t.Fatalf("%s: %d descriptors open 5 s after 200 clients left a 10 s /slow, baseline %d", proto, n, baseline)
-				}
-				time.Sleep(10 * time.Millisecond)
+			var n int
+			if !testkit.Until(5*time.Second, func() bool { n = openFDs(t); return n <= baseline }) {
+				t.Fatalf("%s: %d descriptors open 5 s after 200 clients left a 10 s /slow, baseline %d", proto, n, baseline)
 			}
+			t.Logf("%s: descriptors back at %d (baseline %d) %v after the clients closed", proto, n, baseline, time.Since(closed).Round(time.Millisecond))
 		})
 	}
 }

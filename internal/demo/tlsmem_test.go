@@ -22,6 +22,7 @@ import (
 
 	"github.com/celeris-dev/celeris"
 	"github.com/celeris-dev/celeris/internal/selfcert"
+	"github.com/celeris-dev/celeris/internal/testkit"
 	"github.com/celeris-dev/celeris/middleware/metrics"
 )
 
@@ -137,10 +138,10 @@ func clientHelloPrefix(t *testing.T) []byte {
 func TestTLSHandshakeTimeout(t *testing.T) {
 	const n, timeout = 500, time.Second
 	srv := startChild(t, envServeTLS+"="+timeout.String())
-	time.Sleep(200 * time.Millisecond)
+	time.Sleep(200 * time.Millisecond) // a sleep: the child settles before its baseline is read
 	baseErrs := srv.handshakeErrors(t)
 	http.DefaultClient.CloseIdleConnections() // its connection to /metrics is not counted
-	time.Sleep(200 * time.Millisecond)        // once the server saw it close
+	time.Sleep(200 * time.Millisecond)        // a sleep: the server sees the probe close, which has no event in this process
 	baseFDs := srv.fds(t)
 	hello := clientHelloPrefix(t)
 
@@ -178,7 +179,7 @@ func TestTLSHandshakeTimeout(t *testing.T) {
 	peak := 0
 	for time.Since(start) < timeout/2 {
 		peak = max(peak, srv.fds(t))
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(10 * time.Millisecond) // a sleep: the period at which the descriptor count is sampled
 	}
 	if peak < baseFDs+n {
 		t.Errorf("the server held %d descriptors (base %d) while %d connections were open: not all accepted", peak, baseFDs, n)
@@ -197,9 +198,7 @@ func TestTLSHandshakeTimeout(t *testing.T) {
 	}
 	closed := time.Since(start)
 	fds := srv.fds(t)
-	for deadline := time.Now().Add(2 * time.Second); fds > baseFDs && time.Now().Before(deadline); fds = srv.fds(t) {
-		time.Sleep(20 * time.Millisecond)
-	}
+	testkit.Until(2*time.Second, func() bool { fds = srv.fds(t); return fds <= baseFDs })
 	errs := srv.handshakeErrors(t) - baseErrs
 	http.DefaultClient.CloseIdleConnections()
 	t.Logf("%d stalled handshakes (dialled in %v): closed %v to %v after connecting (timeout %v), all within %v of the first dial; server descriptors %d -> %d -> %d; %d failed handshakes counted",
@@ -355,7 +354,7 @@ func TestTLSIdleMemory(t *testing.T) {
 			}
 		}
 	}
-	time.Sleep(300 * time.Millisecond)
+	time.Sleep(300 * time.Millisecond) // a sleep: the child settles before its baseline RSS is read; RSS has no event
 	base := srv.rss(t)
 	var mu sync.Mutex
 	conns := make([]net.Conn, 0, n)
@@ -395,11 +394,11 @@ func TestTLSIdleMemory(t *testing.T) {
 	}
 	start := time.Now()
 	open("http/1.1", n/2, h1Get)
-	time.Sleep(300 * time.Millisecond)
+	time.Sleep(300 * time.Millisecond) // a sleep: the server's memory settles after the connections before RSS is read
 	h1RSS := srv.rss(t)
 	open("h2", n/2, h2Get)
 	opened := time.Since(start)
-	time.Sleep(500 * time.Millisecond)
+	time.Sleep(500 * time.Millisecond) // a sleep: the server's memory settles after the connections before RSS is read
 	all := srv.rss(t)
 	perH1, perH2 := (h1RSS-base)/(n/2), (all-h1RSS)/(n/2)
 	// What the connections keep, the handshakes' garbage collected and returned.

@@ -28,5 +28,5 @@ func registerWeb(s *celeris.Server) {
 		OnMessage: func(c *websocket.Conn, t websocket.MessageType, msg []byte) error {
 			return c.WriteMessage(t, msg)
 		},
-	}))
+	})).ExtendedConnect() // WebSocket over HTTP/2 and HTTP/3 as well
 }

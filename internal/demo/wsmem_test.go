@@ -139,7 +139,7 @@ func TestWebSocketIdleMemory(t *testing.T) {
 	}
 	const n = 10000
 	srv := startChild(t)
-	time.Sleep(200 * time.Millisecond)
+	time.Sleep(200 * time.Millisecond) // a sleep: the child settles before its baseline RSS is read; RSS has no event
 	base := srv.rss(t)
 	conns := make([]net.Conn, 0, n)
 	defer func() {
@@ -163,7 +163,7 @@ func TestWebSocketIdleMemory(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	time.Sleep(500 * time.Millisecond)
+	time.Sleep(500 * time.Millisecond) // a sleep: the server's memory settles after the burst before RSS is read
 	grown := srv.rss(t) - base
 	t.Logf("%d idle WebSocket connections: server RSS %d MB -> %d MB (+%d KB per connection)", n, base>>20, (base+grown)>>20, grown/n>>10)
 	if grown > 150<<20 {
@@ -181,7 +181,7 @@ func TestWebSocketClientNeverReads(t *testing.T) {
 	srv := startChild(t)
 	nc, _ := wsDial(t, srv.addr)
 	defer nc.Close()
-	time.Sleep(200 * time.Millisecond)
+	time.Sleep(200 * time.Millisecond) // a sleep: the child settles before its baseline RSS is read; RSS has no event
 	base := srv.rss(t)
 	for _, tc := range []struct {
 		name  string
@@ -229,7 +229,7 @@ func TestPipelinedClientNeverReads(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer nc.Close()
-	time.Sleep(200 * time.Millisecond)
+	time.Sleep(200 * time.Millisecond) // a sleep: the child settles before its baseline RSS is read; RSS has no event
 	base := srv.rss(t)
 	req := "GET /download?size=1048576 HTTP/1.1\r\nHost: x\r\nX-Pad: " + strings.Repeat("p", 4000) + "\r\n\r\n"
 	batch := []byte(strings.Repeat(req, 256))

@@ -10,6 +10,7 @@ import (
 
 	"github.com/celeris-dev/celeris/internal/httpmsg"
 	"github.com/celeris-dev/celeris/internal/protoselect"
+	"github.com/celeris-dev/celeris/internal/testkit"
 )
 
 // hoardProto consumes nothing: every byte a client sends stays buffered, as when a
@@ -106,12 +107,8 @@ func startHoardEngine(t *testing.T, maxBuffered int) *Engine {
 	return e
 }
 
+// waitFor waits for cond (testkit.Wait).
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); !cond(); {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met in 5 s")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testkit.Wait(t, "the condition", cond)
 }

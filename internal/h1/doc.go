@@ -22,7 +22,7 @@
 // Transfer-Encoding, differing Content-Length, obs-fold, whitespace before the
 // colon, bare CR are refused; request smuggling). Host and the authority of
 // absolute-form and CONNECT targets must be uri-host [ ":" port ] and not empty
-// (httpmsg.ValidAuthority; RFC 9112 §3.2; a connection's parser remembers the last
+// (httpfield.ValidAuthority; RFC 9112 §3.2; a connection's parser remembers the last
 // Host found valid and passes an equal one by comparing bytes). A method longer than MaxMethodLength
 // gets 501 at once (RFC 9112 §3). Chunked bodies use CRLF only and nothing the
 // grammar leaves out ("funky chunks"), and their framing may not outweigh their

@@ -28,7 +28,7 @@ func (p *parser) special(name, value []byte) error {
 			if p.hosts > 1 {
 				return errManyHosts
 			}
-			if !r.hostOK.validHost(value) { // httpmsg.ValidAuthority, cached
+			if !r.hostOK.validHost(value) { // httpfield.ValidAuthority, cached
 				return errBadHost
 			}
 			if !p.absolute {

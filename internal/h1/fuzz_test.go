@@ -10,7 +10,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/celeris-dev/celeris/internal/httpmsg"
+	"github.com/celeris-dev/celeris/httpfield"
 )
 
 // inside reports whether s is a view of buf (or nil), using the offset rule Rebase
@@ -78,7 +78,7 @@ func FuzzParseHead(f *testing.F) {
 		}
 		// RFC 9112 §3.2: an accepted Host (or absolute-form authority) is a valid
 		// uri-host [":" port]; RFC 9112 §3: methods are bounded.
-		if r.Host != nil && !httpmsg.ValidAuthority(r.Host) || len(r.Method) > MaxMethodLength {
+		if r.Host != nil && !httpfield.ValidAuthority(r.Host) || len(r.Method) > MaxMethodLength {
 			t.Fatalf("accepted Host %q, method %q", r.Host, r.Method)
 		}
 		want := viewOf(&r)

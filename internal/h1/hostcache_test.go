@@ -3,10 +3,10 @@ package h1
 import (
 	"testing"
 
-	"github.com/celeris-dev/celeris/internal/httpmsg"
+	"github.com/celeris-dev/celeris/httpfield"
 )
 
-// TestHostCache: validHost answers as httpmsg.ValidAuthority whatever it saw
+// TestHostCache: validHost answers as httpfield.ValidAuthority whatever it saw
 // before, and remembers only valid values that fit.
 func TestHostCache(t *testing.T) {
 	long := "a123456789b123456789c123456789d123456789e123456789f123456789abc" // 63 bytes
@@ -46,10 +46,10 @@ func FuzzHostCache(f *testing.F) {
 	f.Add([]byte("a"), []byte(""))
 	f.Fuzz(func(t *testing.T, a, b []byte) {
 		var c hostCache
-		if got, want := c.validHost(a), httpmsg.ValidAuthority(a); got != want {
+		if got, want := c.validHost(a), httpfield.ValidAuthority(a); got != want {
 			t.Fatalf("validHost(%q) = %v, ValidAuthority %v", a, got, want)
 		}
-		if got, want := c.validHost(b), httpmsg.ValidAuthority(b); got != want {
+		if got, want := c.validHost(b), httpfield.ValidAuthority(b); got != want {
 			t.Fatalf("after %q: validHost(%q) = %v, ValidAuthority %v", a, b, got, want)
 		}
 	})

@@ -1,6 +1,6 @@
 package h1
 
-import "github.com/celeris-dev/celeris/internal/httpmsg"
+import "github.com/celeris-dev/celeris/httpfield"
 
 // Field is one header field as received. Name and Value alias the buffer given to
 // ParseHead (see Request's lifetime note).
@@ -53,7 +53,7 @@ type Request struct {
 
 	// hostOK is the last Host value found valid, as an owned copy (never a view
 	// into a parsed buffer): a keep-alive connection repeats its Host, and a
-	// value equal byte for byte to one that passed httpmsg.ValidAuthority
+	// value equal byte for byte to one that passed httpfield.ValidAuthority
 	// passes again. clear keeps it; it belongs to the Request value that
 	// ParseHead fills again and again (a connection's).
 	hostOK hostCache
@@ -70,7 +70,7 @@ type hostCache struct {
 	b [hostCacheLen]byte
 }
 
-// validHost reports whether v is a valid Host value (httpmsg.ValidAuthority),
+// validHost reports whether v is a valid Host value (httpfield.ValidAuthority),
 // comparing it with the last one found valid first and remembering it when it
 // is valid and short enough. Only contents are compared, so a value that was
 // never checked cannot pass.
@@ -78,7 +78,7 @@ func (c *hostCache) validHost(v []byte) bool {
 	if c.n != 0 && int(c.n) == len(v) && string(c.b[:c.n]) == string(v) {
 		return true
 	}
-	if !httpmsg.ValidAuthority(v) {
+	if !httpfield.ValidAuthority(v) {
 		return false
 	}
 	if len(v) <= hostCacheLen {

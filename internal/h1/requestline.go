@@ -5,8 +5,8 @@ import (
 	"encoding/binary"
 	"math/bits"
 
+	"github.com/celeris-dev/celeris/httpfield"
 	"github.com/celeris-dev/celeris/internal/bytesconv"
-	"github.com/celeris-dev/celeris/internal/httpmsg"
 )
 
 // skipEmptyLines skips the empty lines RFC 9112 §2.2 allows before a request line.
@@ -146,7 +146,7 @@ func (p *parser) absoluteForm(t []byte) error {
 	// RFC 9110 §4.2.1: an empty host identifier MUST be rejected; §4.2.4: userinfo
 	// SHOULD be treated as an error (it is how phishing hides a host). RFC 3986
 	// §3.2.3: the port is digits only.
-	if !httpmsg.ValidAuthority(auth) {
+	if !httpfield.ValidAuthority(auth) {
 		return errTarget
 	}
 	p.absolute = true
@@ -167,7 +167,7 @@ func (p *parser) absoluteForm(t []byte) error {
 // authority-form = uri-host ":" port; the port is required and numeric).
 func (p *parser) authorityForm(t []byte) error {
 	c := bytes.LastIndexByte(t, ':')
-	if c <= 0 || c == len(t)-1 || !httpmsg.ValidAuthority(t) {
+	if c <= 0 || c == len(t)-1 || !httpfield.ValidAuthority(t) {
 		return errTarget
 	}
 	if _, ok := bytesconv.ParseUint(t[c+1:], 65535); !ok {

@@ -381,13 +381,16 @@ func (cn *Conn) skipReparse(buf []byte) bool {
 	return !bytes.Contains(tail, []byte("\n\r\n")) && !bytes.Contains(tail, []byte("\n\n"))
 }
 
-// notHTTP reports whether the first line of buf has no HTTP version at all.
+// notHTTP reports whether the first line of buf is complete and has no HTTP
+// version at all. A line that has not ended yet says nothing: a request-target
+// refused as too long (414) is refused before its line ends, and an answer is
+// owed to it (RFC 9112 §3: a server "MUST respond with a 414").
 func notHTTP(buf []byte) bool {
-	line := buf
-	if i := bytes.IndexByte(buf, '\n'); i >= 0 {
-		line = buf[:i]
+	i := bytes.IndexByte(buf, '\n')
+	if i < 0 {
+		return false
 	}
-	return !bytes.Contains(line, []byte(" HTTP/"))
+	return !bytes.Contains(buf[:i], []byte(" HTTP/"))
 }
 
 func (cn *Conn) streamThreshold() int64 {

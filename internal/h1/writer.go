@@ -1,8 +1,7 @@
 package h1
 
 import (
-	"encoding/binary"
-
+	"github.com/celeris-dev/celeris/httpfield"
 	"github.com/celeris-dev/celeris/internal/bytesconv"
 	"github.com/celeris-dev/celeris/internal/httpmsg"
 )
@@ -176,28 +175,29 @@ func (s *validSlot) setValue(value string) {
 	s.v = uint8(len(value) + 1)
 }
 
-// valid reports whether the field at position i may be written: its name is a
-// token and its value holds no CR, LF or NUL. When the slot keeps both, line is
+// valid reports whether the field at position i may be written
+// (httpfield.ValidResponseField: its name is a token and its value holds no CR,
+// LF or NUL). When the slot keeps both, line is
 // the field line to write (valid until the next call on vc), else nil. vc may be
 // nil.
 func (vc *ValidCache) valid(i int, name, value string) (line []byte, ok bool) {
 	if vc == nil || i >= validSlots {
-		return nil, validFieldName(name) && validFieldValue(value)
+		return nil, httpfield.ValidName(name) && httpfield.ValidValue(value)
 	}
 	s := &vc.slots[i]
 	if !s.hasName(name) {
-		if !validFieldName(name) {
+		if !httpfield.ValidName(name) {
 			return nil, false
 		}
 		s.setName(name) // another field: its values may repeat
 	}
 	switch {
 	case s.misses >= volatileAfter:
-		return nil, validFieldValue(value)
+		return nil, httpfield.ValidValue(value)
 	case s.hasValue(value):
 		s.misses = 0
 	default:
-		if !validFieldValue(value) {
+		if !httpfield.ValidValue(value) {
 			return nil, false
 		}
 		s.setValue(value)
@@ -207,44 +207,6 @@ func (vc *ValidCache) valid(i int, name, value string) (line []byte, ok bool) {
 		return nil, true
 	}
 	return s.line[:int(s.n)+int(s.v)+2], true
-}
-
-// validFieldName reports whether s is a token (RFC 9110 §5.1).
-func validFieldName(s string) bool {
-	return s != "" && allOfClass(bytesconv.S2B(s), cTchar)
-}
-
-// validFieldValue reports whether s is free of CR, LF and NUL (RFC 9110 §5.5: "Field
-// values containing CR, LF, or NUL characters are invalid and dangerous"). It checks
-// eight bytes at a time, the last word overlapping the one before it: all three are
-// below 0x20, so a word without such a byte passes with one test, and only a word
-// that has one (an HTAB, say) is checked byte by byte.
-func validFieldValue(s string) bool {
-	b := bytesconv.S2B(s)
-	if len(b) < 8 {
-		return noCRLFNUL(b)
-	}
-	for i := 0; ; i += 8 {
-		if i > len(b)-8 {
-			i = len(b) - 8
-		}
-		if hasLess(binary.LittleEndian.Uint64(b[i:]), 0x20) != 0 && !noCRLFNUL(b[i:i+8]) {
-			return false
-		}
-		if i == len(b)-8 {
-			return true
-		}
-	}
-}
-
-// noCRLFNUL is validFieldValue byte by byte.
-func noCRLFNUL(b []byte) bool {
-	for _, c := range b {
-		if c == '\r' || c == '\n' || c == 0 {
-			return false
-		}
-	}
-	return true
 }
 
 // equalLowerString is equalLower for a string.
@@ -267,12 +229,12 @@ func AppendChunk(dst, p []byte) []byte {
 // AppendLastChunk appends the last chunk, the trailer fields and the final empty
 // line: "0\r\n<trailers>\r\n" (RFC 9112 §7.1.2). Trailers are sanitized as in
 // AppendHead, and the fields RFC 9110 §6.5.1 keeps out of trailers (framing,
-// routing, authentication, controls, content format: httpmsg.ForbiddenTrailer)
+// routing, authentication, controls, content format: httpfield.ForbiddenTrailer)
 // are dropped.
 func AppendLastChunk(dst []byte, trailer []httpmsg.Field) []byte {
 	dst = append(dst, "0\r\n"...)
 	for i := range trailer {
-		if httpmsg.ForbiddenTrailer(trailer[i].Name) {
+		if httpfield.ForbiddenTrailer(trailer[i].Name) {
 			continue
 		}
 		dst = appendFields(dst, trailer[i:i+1], false, nil)
@@ -315,7 +277,7 @@ func AppendErrorBody(dst []byte, status int, fields []httpmsg.Field, contentType
 	dst = append(dst, bytesconv.Date()...)
 	dst = append(dst, "\r\n"...)
 	dst = appendFields(dst, fields, false, nil)
-	if contentType != "" && validFieldValue(contentType) {
+	if contentType != "" && httpfield.ValidValue(contentType) {
 		dst = append(dst, "Content-Type: "...)
 		dst = append(dst, contentType...)
 		dst = append(dst, "\r\n"...)

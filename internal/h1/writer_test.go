@@ -328,29 +328,6 @@ func TestValidCacheSameAsUncached(t *testing.T) {
 	}
 }
 
-// TestValidFieldValue checks the word-at-a-time scan against a byte-by-byte one, with
-// every byte value at every position of values of 0 to 24 bytes.
-func TestValidFieldValue(t *testing.T) {
-	ref := func(s string) bool {
-		return !strings.ContainsAny(s, "\r\n\x00")
-	}
-	base := []byte("abcdefgh\tijklmnop qrstuvw")
-	for n := 0; n <= 24; n++ {
-		for pos := 0; pos < n; pos++ {
-			for c := 0; c < 256; c++ {
-				v := append([]byte(nil), base[:n]...)
-				v[pos] = byte(c)
-				if got, want := validFieldValue(string(v)), ref(string(v)); got != want {
-					t.Fatalf("validFieldValue(%q) = %v, want %v", v, got, want)
-				}
-			}
-		}
-		if got := validFieldValue(string(base[:n])); !got {
-			t.Fatalf("validFieldValue(%q) = false", base[:n])
-		}
-	}
-}
-
 // TestStatus413ReasonPhrase: RFC 9110 §15.5.14 renamed 413 "Content Too Large".
 func TestStatus413ReasonPhrase(t *testing.T) {
 	if got := string(AppendStatusLine(nil, 413)); got != "HTTP/1.1 413 Content Too Large\r\n" {

@@ -47,7 +47,7 @@ func appHandler() handlerFunc {
 			case "/inline":
 				_ = w.WriteResponse(200, []httpmsg.Field{{Name: "Content-Type", Value: "text/plain"}}, []byte("inline ok"))
 			case "/slow":
-				time.Sleep(500 * time.Millisecond)
+				time.Sleep(500 * time.Millisecond) // a sleep: the route is slow on purpose: other streams must not wait for it
 				_ = w.WriteResponse(200, nil, []byte("slow"))
 			case "/big":
 				_ = w.WriteResponse(200, nil, big)
@@ -84,7 +84,7 @@ func appHandler() handlerFunc {
 				for i := range 5 {
 					_, _ = fmt.Fprintf(w, "event %d\n", i)
 					_ = w.Flush()
-					time.Sleep(10 * time.Millisecond)
+					time.Sleep(10 * time.Millisecond) // a sleep: paces the stream's events so that each leaves in a frame of its own
 				}
 				_ = w.End([]httpmsg.Field{{Name: "X-Done", Value: "5"}})
 			default:
@@ -301,7 +301,7 @@ func TestClientSlowHandlerDoesNotBlock(t *testing.T) {
 		mustGet(t, cl, "http://"+srv.addr()+"/slow")
 		slowDone <- time.Now()
 	}()
-	time.Sleep(50 * time.Millisecond)
+	time.Sleep(50 * time.Millisecond) // a sleep: the slow request reaches its handler first; the client cannot see that it did
 	start := time.Now()
 	for range 5 {
 		mustGet(t, cl, "http://"+srv.addr()+"/fast")

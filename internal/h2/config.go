@@ -3,6 +3,7 @@ package h2
 import (
 	"log/slog"
 	"sync/atomic"
+	"time"
 
 	"github.com/celeris-dev/celeris/internal/h2/frame"
 	"github.com/celeris-dev/celeris/internal/httpmsg"
@@ -47,6 +48,10 @@ type Config struct {
 	// ("" and nil: none, the default). A body larger than the stream's or the
 	// connection's send window is left out. It runs on the event loop.
 	RefusalBody func(status int) (contentType string, body []byte)
+	// SettingsTimeout bounds the wait for the client's connection preface, its
+	// SETTINGS frame included, from the connection's start; past it the
+	// connection ends with GOAWAY SETTINGS_TIMEOUT (preface.go). Default 10 s.
+	SettingsTimeout time.Duration
 	// EnableConnectProtocol advertises SETTINGS_ENABLE_CONNECT_PROTOCOL and
 	// accepts extended CONNECT requests (RFC 8441: a :protocol pseudo-header, as
 	// WebSocket over HTTP/2 sends). Their streams are tunnels: their DATA is not a
@@ -93,6 +98,9 @@ func (c *Config) withDefaults() Config {
 	}
 	if r.MaxRequestBodySize == 0 {
 		r.MaxRequestBodySize = defaultMaxRequestBodySize
+	}
+	if r.SettingsTimeout <= 0 {
+		r.SettingsTimeout = defaultSettingsTimeout
 	}
 	if r.MaxHandlersPerConn <= 0 {
 		r.MaxHandlersPerConn = int(r.MaxConcurrentStreams)

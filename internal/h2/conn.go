@@ -6,10 +6,12 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/net/http2/hpack"
 
+	"github.com/celeris-dev/celeris/httpfield"
 	"github.com/celeris-dev/celeris/internal/h2/frame"
 	"github.com/celeris-dev/celeris/internal/httpmsg"
 	"github.com/celeris-dev/celeris/internal/work"
@@ -60,10 +62,12 @@ type Conn struct {
 	tls    *tls.ConnectionState // httpmsg.TLSConn; nil: plaintext
 
 	// Everything from here to mu is owned by the event loop.
-	phase    phase
-	prefaceN int   // bytes of the client preface matched so far
-	closeErr error // why the connection ends, returned from OnData/OnWake
-	out      []byte
+	phase        phase
+	prefaceN     int         // bytes of the client preface matched so far
+	born         time.Time   // when the Conn was made: the preface is due within SettingsTimeout of it
+	prefaceTimer *time.Timer // runs while the preface is incomplete (preface.go)
+	closeErr     error       // why the connection ends, returned from OnData/OnWake
+	out          []byte
 
 	streams       map[uint32]*stream // open and half-closed streams
 	free          []*stream          // recycled streams, at most maxFree
@@ -76,7 +80,8 @@ type Conn struct {
 	sendqDirty    bool               // a window grew: retry the send queue
 	closedRing    [16]closedID       // recently closed streams, to tell closed from idle
 	ringPos       int
-	goingAway     bool // Shutdown sent GOAWAY
+	goingAway     bool      // Shutdown sent the final GOAWAY
+	goAwayBy      time.Time // Drain sent the first GOAWAY: the final one is due by then (goaway.go)
 	outbound      func() int
 	heldBack      bool // DATA waits because the engine holds too much unsent output
 	dataOut       int  // DATA bytes handed to the engine in this callback (with outbound)
@@ -109,6 +114,8 @@ type Conn struct {
 	ready  []*stream  // streams with handler output for the loop
 	ready2 []*stream  // owned by the loop: the drained ready list, reused
 	closed bool       // OnClose ran: handlers must not wake the loop
+
+	prefaceLate atomic.Bool // set by prefaceTimer's goroutine (preface.go)
 }
 
 // closedID remembers how a stream closed (RFC 9113 §5.1 "closed" rules differ).
@@ -173,6 +180,7 @@ func NewUpgradedConn(nc httpmsg.Conn, h httpmsg.Handler, pool *work.Pool, cfg *C
 		return nil, ErrBadSettings
 	}
 	c.writePreface()
+	c.watchPreface() // the client's preface follows the 101 response
 	s := c.newStream(1)
 	hdr, tr := s.req.Header, s.req.Trailer
 	s.req = *req
@@ -186,7 +194,7 @@ func NewUpgradedConn(nc httpmsg.Conn, h httpmsg.Handler, pool *work.Pool, cfg *C
 	// mean nothing on stream 1 (RFC 9113 §8.2.2).
 	kept := s.req.Header[:0]
 	for _, f := range s.req.Header {
-		if !connectionSpecific(f.Name) && !httpmsg.EqualFold(f.Name, "http2-settings") {
+		if !httpfield.ConnectionSpecific(f.Name) && !httpmsg.EqualFold(f.Name, "http2-settings") {
 			kept = append(kept, f)
 		}
 	}
@@ -230,10 +238,16 @@ func newConn(nc httpmsg.Conn, h httpmsg.Handler, pool *work.Pool, cfg *Config) *
 	c.log = c.cfg.Logger
 	c.hdec = hpack.NewDecoder(c.cfg.HeaderTableSize, nil)
 	c.hdec.SetEmitFunc(c.onField)
-	// An HPACK string can never be longer than the header list it belongs to.
-	c.hdec.SetMaxStringLength(int(c.cfg.MaxHeaderListSize))
+	// A string is bounded by the raw header block it comes in (headerFragment
+	// ends a connection whose block passes MaxHeaderListSize+MaxFrameSize), times
+	// 8/5 for Huffman coding, so that the decoder never fails on one: a string
+	// longer than the header list makes the list too large, which is answered 431
+	// (RFC 9113 §10.5.1), not COMPRESSION_ERROR, since the compression context
+	// stays intact (§5.4.1).
+	c.hdec.SetMaxStringLength((int(c.cfg.MaxHeaderListSize) + int(c.cfg.MaxFrameSize)) * 8 / 5)
 	c.henc = hpack.NewEncoder(&c.hw)
-	c.defenses.init(time.Now())
+	c.born = time.Now()
+	c.defenses.init(c.born)
 	return c
 }
 
@@ -288,6 +302,7 @@ func (c *Conn) OnData(in []byte) (int, error) {
 		c.prefaceN += k
 		n = k
 		if c.prefaceN < len(clientPreface) {
+			c.watchPreface()
 			return n, nil
 		}
 		c.phase = phaseSettings
@@ -306,6 +321,7 @@ func (c *Conn) OnData(in []byte) (int, error) {
 			c.handleError(err)
 		}
 	}
+	c.watchPreface()
 	c.afterIO()
 	if c.phase == phaseClosed {
 		return len(in), c.closeErr
@@ -353,6 +369,7 @@ func (c *Conn) OnWake() error {
 	if c.phase == phaseClosed {
 		return c.closeErr
 	}
+	c.prefaceCheck()
 	c.mu.Lock()
 	ready := c.ready
 	c.ready = c.ready2[:0]
@@ -363,6 +380,7 @@ func (c *Conn) OnWake() error {
 	clear(ready)
 	c.ready2 = ready[:0]
 
+	c.checkGoAwayWait()
 	c.afterIO()
 	if c.phase == phaseClosed {
 		return c.closeErr
@@ -374,6 +392,7 @@ func (c *Conn) OnWake() error {
 // ErrStreamClosed. It implements httpmsg.Proto.
 func (c *Conn) OnClose(error) {
 	c.phase = phaseClosed
+	c.watchPreface() // stops the timer
 	c.abortStreams()
 	c.mu.Lock()
 	c.closed = true
@@ -399,14 +418,9 @@ func (c *Conn) Shutdown() {
 	if c.phase == phaseClosed || c.goingAway {
 		return
 	}
-	c.goingAway = true
-	c.lastProcessed = max(c.lastProcessed, c.maxStreamID)
-	c.out = frame.AppendGoAway(c.out, c.maxStreamID, frame.ErrCodeNo, nil)
+	c.finalGoAway()
 	c.afterIO()
 }
-
-// Drain is Shutdown under the name the engine's Drainer interface uses.
-func (c *Conn) Drain() { c.Shutdown() }
 
 // afterIO ends every loop callback: it retries streams waiting for window, returns
 // receive credit, closes a drained connection after GOAWAY, and hands the frames

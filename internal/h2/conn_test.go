@@ -12,6 +12,7 @@ import (
 
 	"github.com/celeris-dev/celeris/internal/h2/frame"
 	"github.com/celeris-dev/celeris/internal/httpmsg"
+	"github.com/celeris-dev/celeris/internal/testkit"
 	"github.com/celeris-dev/celeris/internal/work"
 )
 
@@ -300,9 +301,7 @@ func TestShutdown(t *testing.T) {
 	hs := newHarness(t, h, nil)
 	hs.handshake()
 	hs.send(frame.AppendHeaders(nil, 1, true, true, hs.get("/")))
-	for hs.c.handlers == 0 {
-		time.Sleep(time.Millisecond)
-	}
+	testkit.Wait(t, "the handler", func() bool { return hs.c.handlers != 0 })
 	hs.c.Shutdown()
 	f := hs.expect(frame.TypeGoAway, 0)
 	if f.LastStreamID != 1 || f.ErrCode != frame.ErrCodeNo {
@@ -365,8 +364,10 @@ func TestUpgrade(t *testing.T) {
 
 func TestContextCancelledOnReset(t *testing.T) {
 	cancelled := make(chan error, 1)
+	ready := make(chan struct{}) // the handler has its context
 	h := handlerFunc{serve: func(r *httpmsg.Request, w httpmsg.ResponseWriter) {
 		ctx := requestContext(r, w)
+		close(ready)
 		select {
 		case <-ctx.Done():
 			cancelled <- ctx.Err()
@@ -377,7 +378,7 @@ func TestContextCancelledOnReset(t *testing.T) {
 	hs := newHarness(t, h, nil)
 	hs.handshake()
 	hs.send(frame.AppendHeaders(nil, 1, true, true, hs.get("/")))
-	time.Sleep(20 * time.Millisecond)
+	<-ready
 	hs.send(frame.AppendRSTStream(nil, 1, frame.ErrCodeCancel))
 	if err := <-cancelled; err == nil {
 		t.Fatal("context not cancelled by RST_STREAM")
@@ -406,7 +407,7 @@ func TestCloseUnblocksHandlers(t *testing.T) {
 	hs.send(frame.AppendHeaders(nil, 1, false, true, hs.post("/read")))
 	hs.send(frame.AppendData(nil, 1, false, []byte("partial")))
 	hs.send(frame.AppendHeaders(nil, 3, true, true, hs.get("/write")))
-	time.Sleep(50 * time.Millisecond)
+	time.Sleep(50 * time.Millisecond) // a sleep: the handlers block in their reads and writes before the close; the harness cannot see that they do
 	hs.c.OnClose(nil)
 	for range 2 {
 		select {
@@ -532,7 +533,7 @@ func TestContentLengthBody(t *testing.T) {
 							body, err := r.Body, error(nil)
 							if r.BodyReader != nil {
 								if !readEarly {
-									time.Sleep(20 * time.Millisecond) // the whole body has come
+									time.Sleep(20 * time.Millisecond) // a sleep: the whole body has come before the handler reads it, on purpose
 								}
 								body, err = io.ReadAll(r.BodyReader)
 							}
@@ -548,7 +549,7 @@ func TestContentLengthBody(t *testing.T) {
 					}
 					for i, d := range tt.data {
 						if readEarly {
-							time.Sleep(5 * time.Millisecond) // the handler waits for it
+							time.Sleep(5 * time.Millisecond) // a sleep: the handler waits for each DATA frame, on purpose
 						}
 						hs.send(frame.AppendData(nil, 1, i == len(tt.data)-1 && !tt.trailers, []byte(d)))
 					}

@@ -85,7 +85,7 @@ func TestContextOutlivesRequest(t *testing.T) {
 								errs <- errors.New("Err changed after cancellation")
 								return
 							}
-							time.Sleep(50 * time.Microsecond)
+							time.Sleep(50 * time.Microsecond) // a sleep: polls the context while the stream is reset, on purpose
 						}
 					}()
 					_ = w.WriteResponse(200, nil, []byte("ok"))

@@ -53,6 +53,7 @@ func (c *Conn) processFrame(f *frame.Frame) error {
 		return connErr(frame.ErrCodeProtocol, "PUSH_PROMISE from a client")
 	case frame.TypePing:
 		if f.IsAck() {
+			c.onGoAwayPingAck(f.PingData())
 			return nil
 		}
 		if err := c.defenses.controlFrame(c); err != nil {

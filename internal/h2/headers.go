@@ -1,10 +1,9 @@
 package h2
 
 import (
-	"strings"
-
 	"golang.org/x/net/http2/hpack"
 
+	"github.com/celeris-dev/celeris/httpfield"
 	"github.com/celeris-dev/celeris/internal/bytesconv"
 	"github.com/celeris-dev/celeris/internal/h2/frame"
 	"github.com/celeris-dev/celeris/internal/httpmsg"
@@ -24,25 +23,10 @@ type headerBlock struct {
 	raw       int   // raw block bytes (CVE-2024-27316 bound)
 	size      int64 // decoded header list size (RFC 9113 §6.5.2)
 	tooLarge  bool
-	malformed string // first §8.2/§8.3 violation
-	regular   bool   // a regular field was seen
-	pseudo    uint8  // pseudo-header fields seen
-	method    string
-	scheme    string
-	path      string
-	authority string
-	host      string
-	protocol  string // RFC 8441 :protocol (extended CONNECT)
-	xconnect  bool   // extended CONNECT is enabled (Config.EnableConnectProtocol)
+	malformed string                // first §8.2/§8.3 violation
+	head      httpfield.RequestHead // the pseudo-header fields and Host, and their rules
+	xconnect  bool                  // extended CONNECT is enabled (Config.EnableConnectProtocol)
 }
-
-const (
-	seenMethod uint8 = 1 << iota
-	seenScheme
-	seenPath
-	seenAuthority
-	seenProtocol
-)
 
 func (c *Conn) onHeaders(f *frame.Frame) error {
 	id := f.StreamID
@@ -256,14 +240,14 @@ func skipHpackString(p []byte, i int) (int, bool) {
 // onField is the HPACK decoder's emit function: it validates one field (RFC 9113
 // §8.2, §8.3) and stores it in the target request (takeField).
 func (c *Conn) onField(f hpack.HeaderField) {
-	msg := httpmsg.CheckField(f.Name, f.Value)
+	msg := httpfield.CheckRequestField(f.Name, f.Value)
 	if c.dc.recording {
 		c.dc.fields = append(c.dc.fields, cachedField{f, msg})
 	}
 	c.takeField(f, msg)
 }
 
-// takeField stores one decoded field; msg is its validField verdict.
+// takeField stores one decoded field; msg is its CheckRequestField verdict.
 func (c *Conn) takeField(f hpack.HeaderField, msg string) {
 	hb := &c.hb
 	// HPACK bomb: the decoded list is bounded whatever the compression ratio.
@@ -282,34 +266,25 @@ func (c *Conn) takeField(f hpack.HeaderField, msg string) {
 	}
 	req := &hb.s.req
 	if hb.trailers {
-		if f.Name[0] == ':' {
-			hb.malformed = "pseudo-header field in trailers"
-			return
-		}
-		if connectionSpecificLower(f.Name) {
-			// RFC 9113 §8.2.2: in any field section.
-			hb.malformed = "connection-specific trailer field"
+		// RFC 9113 §8.1: no pseudo-header field; §8.2.2: no connection-specific
+		// field, in any field section.
+		if msg := httpfield.TrailerPlace(f.Name); msg != "" {
+			hb.malformed = msg
 			return
 		}
 		req.Trailer = appendField(req.Trailer, f.Name, f.Value)
 		return
 	}
-	if f.Name[0] == ':' {
-		hb.malformed = hb.pseudoField(f.Name, f.Value)
+	// RFC 9113 §8.2.2 (connection-specific fields, TE), §8.3 (pseudo-header
+	// fields: their set, order and repetition).
+	if msg := hb.head.Placed(f.Name, f.Value, hb.xconnect); msg != "" {
+		hb.malformed = msg
 		return
 	}
-	hb.regular = true
-	if connectionSpecificLower(f.Name) {
-		// RFC 9113 §8.2.2: connection-specific fields are malformed.
-		hb.malformed = "connection-specific header field"
+	if f.Name[0] == ':' {
 		return
 	}
 	switch f.Name {
-	case "te":
-		if f.Value != "trailers" {
-			hb.malformed = "TE other than trailers"
-			return
-		}
 	case "content-length":
 		n, ok := bytesconv.ParseUint(bytesconv.S2B(f.Value), 1<<62)
 		if !ok || (hb.s.declLen >= 0 && hb.s.declLen != int64(n)) {
@@ -317,45 +292,8 @@ func (c *Conn) takeField(f hpack.HeaderField, msg string) {
 			return
 		}
 		hb.s.declLen = int64(n)
-	case "host":
-		if hb.host == "" {
-			hb.host = f.Value
-		}
 	}
 	req.Header = appendField(req.Header, f.Name, f.Value)
-}
-
-// pseudoField records a request pseudo-header field (RFC 9113 §8.3.1).
-func (hb *headerBlock) pseudoField(name, value string) string {
-	if hb.regular {
-		return "pseudo-header field after a regular field"
-	}
-	var bit uint8
-	switch name {
-	case ":method":
-		bit, hb.method = seenMethod, value
-	case ":scheme":
-		bit, hb.scheme = seenScheme, value
-	case ":path":
-		bit, hb.path = seenPath, value
-	case ":authority":
-		bit, hb.authority = seenAuthority, value
-	case ":protocol":
-		if !hb.xconnect {
-			return "unknown or response pseudo-header field"
-		}
-		bit, hb.protocol = seenProtocol, value
-	default:
-		return "unknown or response pseudo-header field"
-	}
-	if hb.pseudo&bit != 0 {
-		return "repeated pseudo-header field"
-	}
-	hb.pseudo |= bit
-	if value == "" { // an empty :authority never gets here (validField)
-		return "empty pseudo-header field"
-	}
-	return ""
 }
 
 // endHeaders acts on a complete header block.
@@ -396,7 +334,8 @@ func (c *Conn) endHeaders() error {
 		return nil
 	}
 	if hb.malformed == "" {
-		hb.malformed = hb.checkRequest()
+		// RFC 9113 §8.3.1; its Host rule is a SHOULD, left off (httpfield).
+		hb.malformed = hb.head.Check(false)
 	}
 	// RFC 9113 §8.1.1: END_STREAM with a non-zero content-length is malformed.
 	if hb.malformed == "" && hb.endStream && s.declLen > 0 {
@@ -462,62 +401,24 @@ func (c *Conn) answerMalformed(s *stream, answer bool) {
 	}
 }
 
-// checkRequest checks the pseudo-header fields of a request (RFC 9113 §8.3.1).
-func (hb *headerBlock) checkRequest() string {
-	if hb.pseudo&seenProtocol != 0 {
-		// RFC 8441 §4: an extended CONNECT carries :scheme, :path and :authority
-		// with :protocol, and only CONNECT may carry :protocol.
-		if hb.method != "CONNECT" {
-			return ":protocol on a method other than CONNECT"
-		}
-		if hb.pseudo != seenMethod|seenScheme|seenPath|seenAuthority|seenProtocol {
-			return "bad extended CONNECT pseudo-header fields"
-		}
-		if hb.path[0] != '/' {
-			return "bad :path"
-		}
-		return ""
-	}
-	if hb.method == "CONNECT" {
-		if hb.pseudo != seenMethod|seenAuthority {
-			return "bad CONNECT pseudo-header fields"
-		}
-		return ""
-	}
-	if hb.pseudo&(seenMethod|seenScheme|seenPath) != seenMethod|seenScheme|seenPath {
-		return "missing pseudo-header field"
-	}
-	if hb.path[0] != '/' && !(hb.path == "*" && hb.method == "OPTIONS") {
-		return "bad :path"
-	}
-	return ""
-}
-
 // startRequest fills the request of a new stream and hands it to Prepare.
 func (c *Conn) startRequest(s *stream) {
 	hb := &c.hb
 	r := &s.req
-	r.Method = hb.method
-	r.Scheme = hb.scheme
-	r.RequestURI = hb.path
-	r.Path, r.RawQuery = hb.path, ""
-	if i := strings.IndexByte(hb.path, '?'); i >= 0 {
-		r.Path, r.RawQuery = hb.path[:i], hb.path[i+1:]
-	}
-	r.Host = hb.authority
-	if r.Host == "" {
-		r.Host = hb.host
-	}
+	h := &hb.head
+	r.Method, r.Scheme, r.RequestURI = h.Method, h.Scheme, h.Path
+	r.Path, r.RawQuery = h.PathQuery()
+	r.Host = h.HostValue()
 	r.ContentLength = s.declLen
 	if hb.endStream {
 		r.ContentLength = 0
 	}
 	s.isHead = r.Method == "HEAD"
 	s.remoteDone = hb.endStream
-	if hb.protocol != "" {
+	if h.Protocol != "" {
 		// RFC 8441: the protocol reaches the handler as a field, as net/http's
 		// HTTP/2 server gives it (r.Header[":protocol"]); the stream is a tunnel.
-		r.Header = appendField(r.Header, ":protocol", hb.protocol)
+		r.Header = appendField(r.Header, ":protocol", h.Protocol)
 		s.tunnel = true
 	}
 	c.lastProcessed = s.id
@@ -549,24 +450,4 @@ func (c *Conn) startRequest(s *stream) {
 // appendField appends a field, reusing fs's capacity.
 func appendField(fs []httpmsg.Field, name, value string) []httpmsg.Field {
 	return append(fs, httpmsg.Field{Name: name, Value: value})
-}
-
-// connectionSpecificLower reports the fields RFC 9113 §8.2.2 forbids, for a
-// name known to be in lower case.
-func connectionSpecificLower(name string) bool {
-	switch name {
-	case "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade":
-		return true
-	}
-	return false
-}
-
-// connectionSpecific reports the fields RFC 9113 §8.2.2 forbids (any case).
-func connectionSpecific(name string) bool {
-	for _, n := range [...]string{"connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade"} {
-		if httpmsg.EqualFold(name, n) {
-			return true
-		}
-	}
-	return false
 }

@@ -1,6 +1,7 @@
 package h2
 
 import (
+	"github.com/celeris-dev/celeris/httpfield"
 	"github.com/celeris-dev/celeris/internal/httpmsg"
 )
 
@@ -68,12 +69,12 @@ func (c *Conn) writeInterim(s *stream, status int, fields []httpmsg.Field) {
 	c.hw.b = c.hw.b[:0]
 	c.encode(":status", statusString(status), false)
 	for _, f := range fields {
-		if f.Name == "" || !validResponseField(f.Name, f.Value) {
+		if !httpfield.ValidResponseField(f.Name, f.Value) || httpfield.ConnectionSpecific(f.Name) {
 			continue
 		}
 		name := c.lowerName(f.Name)
 		switch name {
-		case "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "te", "date", "content-length":
+		case "te", "date", "content-length":
 			continue
 		}
 		c.encode(name, f.Value, true)

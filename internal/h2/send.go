@@ -6,6 +6,7 @@ import (
 
 	"golang.org/x/net/http2/hpack"
 
+	"github.com/celeris-dev/celeris/httpfield"
 	"github.com/celeris-dev/celeris/internal/bytesconv"
 	"github.com/celeris-dev/celeris/internal/h2/frame"
 	"github.com/celeris-dev/celeris/internal/httpmsg"
@@ -271,7 +272,7 @@ func (c *Conn) writeRefusal(s *stream, status int, fields []httpmsg.Field, lengt
 		c.writeHeaders(s, status, fields, length, end)
 		return
 	}
-	if ct != "" && validResponseField("", ct) {
+	if ct != "" && httpfield.ValidValue(ct) {
 		fields = append(fields[:len(fields):len(fields)], httpmsg.Field{Name: "content-type", Value: ct})
 	}
 	c.writeHeaders(s, status, fields, int64(len(body)), false)
@@ -319,12 +320,15 @@ func (c *Conn) writeHeaders(s *stream, status int, fields []httpmsg.Field, lengt
 			if c.uniq[i] >= 0 {
 				continue // encoded after the cacheable part
 			}
-			if f.Name == "" || !validResponseField(f.Name, f.Value) {
-				continue // "" would skip validResponseField's name check
+			if !httpfield.ValidResponseField(f.Name, f.Value) {
+				continue // dropped, as by every writer (response splitting)
 			}
 			name := c.lowerName(f.Name)
+			if httpfield.ConnectionSpecific(name) {
+				continue // RFC 9113 §8.2.2
+			}
 			switch name {
-			case "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "te", "date":
+			case "te", "date":
 				continue
 			case "content-length":
 				if length >= 0 {
@@ -344,7 +348,7 @@ func (c *Conn) writeHeaders(s *stream, status int, fields []httpmsg.Field, lengt
 	// indexed: they leave the HPACK table, and so the cached prefix, unchanged.
 	for i := 0; nUnique > 0 && i < len(fields); i++ {
 		if u := c.uniq[i]; u >= 0 {
-			if validResponseField("", fields[i].Value) {
+			if httpfield.ValidValue(fields[i].Value) { // a uniqueNames name is valid
 				c.hw.b = appendUnique(c.hw.b, int(u), fields[i].Value)
 			}
 			nUnique--
@@ -355,24 +359,6 @@ func (c *Conn) writeHeaders(s *stream, status int, fields []httpmsg.Field, lengt
 	if end {
 		s.localDone = true
 	}
-}
-
-// validResponseField reports whether a handler's field may be sent: a token name
-// (any case: it is lowered) and a value without NUL, CR or LF (RFC 9113 §8.2.1;
-// the HTTP/1.1 writer drops the same fields). name "" skips the name check (the
-// caller knows it). Invalid fields are dropped, as on HTTP/1.1.
-func validResponseField(name, value string) bool {
-	for i := 0; i < len(name); i++ {
-		if b := name[i]; !httpmsg.LowerTchar[b] && (b < 'A' || b > 'Z') {
-			return false
-		}
-	}
-	for i := 0; i < len(value); i++ {
-		if b := value[i]; b == 0 || b == '\r' || b == '\n' {
-			return false
-		}
-	}
-	return true
 }
 
 // hdrCache remembers the last response head whose every field encoded as an
@@ -429,11 +415,11 @@ func (h *hdrCache) store(c *Conn, status int, fields []httpmsg.Field, length int
 
 // writeTrailers sends trailer fields as the final HEADERS with END_STREAM. The
 // fields RFC 9110 §6.5.1 keeps out of trailers are dropped
-// (httpmsg.ForbiddenTrailer; pseudo-header fields among them, RFC 9113 §8.1).
+// (httpfield.ForbiddenTrailer; pseudo-header fields among them, RFC 9113 §8.1).
 func (c *Conn) writeTrailers(s *stream, fields []httpmsg.Field) {
 	c.hw.b = c.hw.b[:0]
 	for _, f := range fields {
-		if validResponseField(f.Name, f.Value) && !httpmsg.ForbiddenTrailer(f.Name) {
+		if httpfield.ValidResponseField(f.Name, f.Value) && !httpfield.ForbiddenTrailer(f.Name) {
 			c.encode(c.lowerName(f.Name), f.Value, true)
 		}
 	}

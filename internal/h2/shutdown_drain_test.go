@@ -6,6 +6,7 @@ import (
 
 	"github.com/celeris-dev/celeris/internal/h2/frame"
 	"github.com/celeris-dev/celeris/internal/httpmsg"
+	"github.com/celeris-dev/celeris/internal/testkit"
 )
 
 // TestShutdownResetsDrainingStreams: after GOAWAY, streams whose response is
@@ -30,9 +31,7 @@ func TestShutdownResetsDrainingStreams(t *testing.T) {
 			hs := newHarness(t, h, nil)
 			hs.handshake()
 			hs.send(frame.AppendHeaders(nil, 1, false, true, hs.get("/"))) // the body stays open
-			for hs.c.handlers == 0 {
-				time.Sleep(time.Millisecond)
-			}
+			testkit.Wait(t, "the handler", func() bool { return hs.c.handlers != 0 })
 			if tc.shutdownFirst {
 				hs.c.Shutdown()
 				if f := hs.expect(frame.TypeGoAway, 0); f.LastStreamID != 1 || f.ErrCode != frame.ErrCodeNo {

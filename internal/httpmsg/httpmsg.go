@@ -31,6 +31,8 @@ import (
 	"errors"
 	"io"
 	"net"
+
+	"github.com/celeris-dev/celeris/httpfield"
 )
 
 // ErrUpgrade is returned by Proto.OnData when the connection switches protocol
@@ -302,28 +304,9 @@ type Proto interface {
 	Busy() bool
 }
 
-// EqualFold reports whether ASCII strings a and b are equal ignoring case.
-func EqualFold(a, b string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := 0; i < len(a); i++ {
-		ca, cb := a[i], b[i]
-		if ca == cb {
-			continue
-		}
-		if 'A' <= ca && ca <= 'Z' {
-			ca += 'a' - 'A'
-		}
-		if 'A' <= cb && cb <= 'Z' {
-			cb += 'a' - 'A'
-		}
-		if ca != cb {
-			return false
-		}
-	}
-	return true
-}
+// EqualFold reports whether ASCII strings a and b are equal ignoring case
+// (httpfield.EqualFold).
+func EqualFold(a, b string) bool { return httpfield.EqualFold(a, b) }
 
 // InformationalWriter is implemented by a ResponseWriter that can send
 // informational (1xx) responses ahead of the final one (RFC 9110 §15.2): 103 Early
@@ -346,39 +329,4 @@ var ErrInformational = errors.New("httpmsg: informational status must be 100-199
 // ValidInformational reports whether status may be sent with WriteInformational.
 func ValidInformational(status int) bool {
 	return status >= 100 && status < 200 && status != 101
-}
-
-// ForbiddenTrailer reports whether a field named name (any case) must not be sent
-// as a trailer, and is dropped by the writers: RFC 9110 §6.5.1 keeps out of the
-// trailer section the fields needed before the content is processed: message
-// framing (Content-Length, Transfer-Encoding, Trailer, TE), routing (Host), request
-// modifiers (controls and conditionals: Cache-Control, Expect, Max-Forwards,
-// Pragma, Range, If-*), authentication (Authorization, Proxy-*, WWW-Authenticate,
-// Set-Cookie), response control data (Age, Date, Expires, Location, Retry-After,
-// Vary) and content format (Content-Type, Content-Encoding, Content-Range),
-// plus the connection-specific fields (Connection, Keep-Alive, Proxy-Connection,
-// Upgrade) and HTTP/2 pseudo-header fields (RFC 9113 §8.1). It covers net/http's
-// badTrailer list.
-func ForbiddenTrailer(name string) bool {
-	if name == "" || name[0] == ':' {
-		return true
-	}
-	if len(name) > 3 && EqualFold(name[:3], "if-") {
-		return true
-	}
-	for _, f := range forbiddenTrailers {
-		if EqualFold(name, f) {
-			return true
-		}
-	}
-	return false
-}
-
-var forbiddenTrailers = [...]string{
-	"Age", "Authorization", "Cache-Control", "Connection", "Content-Encoding",
-	"Content-Length", "Content-Range", "Content-Type", "Date", "Expect", "Expires",
-	"Host", "Keep-Alive", "Location", "Max-Forwards", "Pragma", "Proxy-Authenticate",
-	"Proxy-Authorization", "Proxy-Connection", "Range", "Realm", "Retry-After",
-	"Set-Cookie", "TE", "Trailer", "Transfer-Encoding", "Upgrade", "Vary",
-	"WWW-Authenticate",
 }

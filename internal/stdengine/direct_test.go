@@ -91,8 +91,8 @@ func TestDirectRunDetachedKeepsInputError(t *testing.T) {
 			p.busy.Store(true)
 			dr := c.(httpmsg.DirectRunner)
 			if !dr.RunDirect(fnTask(func() {
-				dr.Detach() // as a handler that flushes early does
-				time.Sleep(20 * time.Millisecond)
+				dr.Detach()                       // as a handler that flushes early does
+				time.Sleep(20 * time.Millisecond) // a sleep: a handler that answers later on purpose, after its Detach
 				mu.Lock()
 				answer = []byte("answer")
 				mu.Unlock()

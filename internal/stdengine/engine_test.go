@@ -133,7 +133,7 @@ func TestWakeInterruptsRead(t *testing.T) {
 				data: func(p *proto, in []byte) (int, error) {
 					msg := append([]byte("echo:"), in...)
 					go func() { // a "worker"
-						time.Sleep(50 * time.Millisecond)
+						time.Sleep(50 * time.Millisecond) // a sleep: a worker that answers later on purpose
 						mu.Lock()
 						ready = append(ready, msg...)
 						mu.Unlock()
@@ -203,7 +203,7 @@ func TestDrainLevelWakesOwner(t *testing.T) {
 		})
 		c := dial(t, addr, tlsOn)
 		io.WriteString(c, "go")
-		time.Sleep(100 * time.Millisecond) // the output backs up in the writer
+		time.Sleep(100 * time.Millisecond) // a sleep: the output backs up in the writer while the client does not read, which it cannot see
 		if _, err := io.CopyN(io.Discard, c, size); err != nil {
 			t.Fatal(err)
 		}

@@ -5,6 +5,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/celeris-dev/celeris/internal/testkit"
 )
 
 type fnTask func()
@@ -66,13 +68,10 @@ func TestExpiry(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := 0; i < 10; i++ {
 		wg.Add(1)
-		p.Submit(fnTask(func() { time.Sleep(10 * time.Millisecond); wg.Done() }))
+		p.Submit(fnTask(func() { time.Sleep(10 * time.Millisecond); wg.Done() })) // a sleep: a task that takes time, on purpose
 	}
 	wg.Wait()
-	deadline := time.Now().Add(3 * time.Second)
-	for p.Workers() > 0 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
+	testkit.Until(3*time.Second, func() bool { return p.Workers() == 0 })
 	if n := p.Workers(); n != 0 {
 		t.Fatalf("workers after expiry = %d", n)
 	}
@@ -154,16 +153,14 @@ func warm(t *testing.T, p *Pool, n int) {
 	started.Wait()
 	close(gate)
 	done.Wait()
-	for deadline := time.Now().Add(3 * time.Second); ; time.Sleep(time.Millisecond) {
+	var idle int
+	if !testkit.Until(3*time.Second, func() bool {
 		p.mu.Lock()
-		idle := len(p.idle)
+		idle = len(p.idle)
 		p.mu.Unlock()
-		if idle == n {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d idle workers, want %d", idle, n)
-		}
+		return idle == n
+	}) {
+		t.Fatalf("%d idle workers, want %d", idle, n)
 	}
 }
 
@@ -182,10 +179,7 @@ func TestStopRunsAcceptedTasks(t *testing.T) {
 	}
 	p.Stop()
 	close(block)
-	deadline := time.Now().Add(3 * time.Second)
-	for (ran.Load() != 20 || p.Workers() != 0) && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
+	testkit.Until(3*time.Second, func() bool { return ran.Load() == 20 && p.Workers() == 0 })
 	if n, w := ran.Load(), p.Workers(); n != 20 || w != 0 {
 		t.Fatalf("%d of 20 tasks ran, %d workers left", n, w)
 	}
@@ -211,10 +205,7 @@ func TestLimitIdle(t *testing.T) {
 		if limit == 0 {
 			want = 64 // no bound: every worker parks until the expiry
 		}
-		deadline := time.Now().Add(5 * time.Second)
-		for (p.Workers() != want || p.Idle() != want) && time.Now().Before(deadline) {
-			time.Sleep(time.Millisecond)
-		}
+		testkit.Until(5*time.Second, func() bool { return p.Workers() == want && p.Idle() == want })
 		if p.Workers() != want || p.Idle() != want {
 			t.Fatalf("limit %d: %d workers, %d idle after the burst; want %d", limit, p.Workers(), p.Idle(), want)
 		}

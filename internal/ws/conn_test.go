@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/celeris-dev/celeris/internal/testkit"
 	"github.com/celeris-dev/celeris/internal/work"
 )
 
@@ -77,18 +78,11 @@ func TestLargeEchoKeepsNoBuffer(t *testing.T) {
 			}
 			// Wait for the application to be done with the message: the
 			// callbacks' worker stops, the handler waits in ReadMessage.
-			for deadline := time.Now().Add(5 * time.Second); ; {
+			testkit.Wait(t, "the application to finish", func() bool {
 				c.mu.Lock()
-				done := c.qhead == len(c.queue) && (tc.app.Handler == nil && !c.running || tc.app.Handler != nil && c.current == nil)
-				c.mu.Unlock()
-				if done {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatal("the application did not finish")
-				}
-				time.Sleep(time.Millisecond)
-			}
+				defer c.mu.Unlock()
+				return c.qhead == len(c.queue) && (tc.app.Handler == nil && !c.running || tc.app.Handler != nil && c.current == nil)
+			})
 			c.mu.Lock()
 			defer c.mu.Unlock()
 			if cap(c.rd.msg) > keepBuf || cap(c.out) > keepBuf || cap(c.spare) > keepBuf {

@@ -3,7 +3,7 @@ module github.com/celeris-dev/celeris/interop/nethttp
 go 1.26.0
 
 require (
-	github.com/celeris-dev/celeris v0.0.0-00010101000000-000000000000
+	github.com/celeris-dev/celeris v0.1.0
 	github.com/go-chi/chi/v5 v5.2.3
 	github.com/go-playground/validator/v10 v10.27.0
 )

@@ -52,7 +52,7 @@ func TestInlineLargeBodyKeepsItsBuffer(t *testing.T) {
 	if err := h2raw.WriteRequest(fr, 1, http.MethodGet, "x", "/a", true, hpack.HeaderField{Name: "accept-encoding", Value: "gzip"}); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(200 * time.Millisecond)
+	time.Sleep(200 * time.Millisecond) // a sleep: the first response queues behind a client that does not read; nothing signals it queued
 	client := mwtest.Client(t)
 	for range 8 {
 		req, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/b", nil)

@@ -17,18 +17,31 @@
 //     client cannot choose (fixate) an ID for someone else.
 //
 // A handler gets its session with Get, reads and changes values, and the
-// middleware saves a changed session when the handler returns. When the session
-// needs a Set-Cookie field (always with the cookie store; with a Store, for a new,
-// regenerated or destroyed session), that field must go out in the answer's
-// header: a handler that writes its answer must call Save before writing, or the
-// change is lost and the middleware logs ErrNotSaved. A Store session the
-// client's cookie already names is saved after the answer too.
+// middleware saves a changed session when the handler returns, before the answer
+// leaves: a complete answer (String, JSON, Blob, an error's answer...) is held in
+// the Context meanwhile (c.CaptureResponse, a copy of its body), so that the
+// session's Set-Cookie field joins it, and when the save fails the client gets
+// 503 Service Unavailable instead (ErrStore: a Store failure; a session that
+// does not encode or fit a cookie is a 500), never a 200 for a change that was
+// lost. A streamed answer (Stream, SSE, a file) leaves as it is written: a
+// handler that streams must call Save before, or a change that needs a
+// Set-Cookie field is lost and the middleware logs ErrNotSaved (a Store session
+// the client's cookie already names is saved after the answer too).
 //
 // Session fixation (OWASP): call Regenerate when the privilege level changes,
 // at login above all. It gives the session a new ID, keeping its values, and the
 // old ID's data is deleted when the session is saved, so an ID an attacker planted
 // or saw before the login is worth nothing after it. Destroy ends a session
 // (logout).
+//
+// Expiry: a session lives MaxAge after its last change; with Rolling, after its
+// last use, so that an active user stays signed in; SetMaxAge gives one session
+// a lifetime of its own ("remember me"); IdleTimeout ends a session unused for
+// that long whatever its lifetime. Flash messages (AddFlash, Flashes) last until
+// the next page reads them. SetUser records the session's user: with a Store
+// that indexes users (UserStore: MemoryStore, the Redis store), DeleteUser ends
+// every session of a user ("sign out everywhere"), and Authenticator makes the
+// user an auth.Principal for auth.Any.
 //
 // Values are encoded with encoding/gob: types other than the basic ones must be
 // registered with gob.Register.
@@ -62,10 +75,23 @@ type Config struct {
 	Keys [][]byte
 	// CookieName is the cookie's name ["session"].
 	CookieName string
-	// MaxAge is how long a session lives after it was last saved: the cookie's
-	// Max-Age, the store's expiry and, in the cookie store, the sealed expiry
-	// [24 hours].
+	// MaxAge is how long a session lives after it was last changed (with
+	// Rolling, used): the cookie's Max-Age, the store's expiry and, in the
+	// cookie store, the sealed expiry [24 hours]. Session.SetMaxAge gives one
+	// session a lifetime of its own ("remember me").
 	MaxAge time.Duration
+	// Rolling extends a session's expiry, by its lifetime, on each request that
+	// loads it (Get), so that an active user stays signed in: the session is
+	// saved again (a Store write and a Set-Cookie field) at most once per
+	// sixtieth of its lifetime, and never more than once a second [false: a
+	// session lives MaxAge after its last change].
+	Rolling bool
+	// IdleTimeout ends a session that no request loaded for this long, however
+	// long its lifetime (OWASP's idle timeout) [none]. The time of use is
+	// recorded in the session, saved at most once per sixtieth of IdleTimeout
+	// (once a second at least), so a session ends up to that much earlier than
+	// IdleTimeout after its last use.
+	IdleTimeout time.Duration
 	// Path is the cookie's Path ["/"].
 	Path string
 	// Domain is the cookie's Domain [none: the request's host only].
@@ -76,7 +102,9 @@ type Config struct {
 	// answers: c.Scheme() == "https"]. The cookie is always HttpOnly.
 	Secure bool
 	// Logger receives one Error record per request whose changed session could
-	// not be saved because the handler wrote its answer first [slog.Default()].
+	// not be saved because the handler streamed its answer first, and one Warn
+	// record per failed save of a session's time of use alone (Rolling,
+	// IdleTimeout), which does not fail the request [slog.Default()].
 	Logger *slog.Logger
 	// Skip lets a request through without a session when it returns true
 	// [none].
@@ -90,15 +118,20 @@ const ContextKey = "session"
 
 // Errors callers may branch on.
 var (
-	// ErrNotSaved: the handler changed the session and wrote its answer without
-	// calling Save, so the change was lost (logged by the middleware).
+	// ErrNotSaved: the handler changed the session and streamed its answer
+	// without calling Save first, so the change was lost (logged by the
+	// middleware).
 	ErrNotSaved = errors.New("session: changed after the answer was written; call Save before writing")
-	// ErrWritten: Save was called after the answer's header was written.
+	// ErrWritten: Save was called after a streamed answer's header left.
 	ErrWritten = errors.New("session: Save after the answer was written")
 	// ErrTooLarge: the cookie store's encoded session exceeds 4096 bytes.
 	ErrTooLarge = errors.New("session: the session does not fit in a cookie (4096 bytes)")
 	// ErrNoMiddleware: Get on a request the middleware did not see.
 	ErrNoMiddleware = errors.New("session: the session middleware is not installed on this route")
+	// ErrStore wraps every failure of the Store (Load, Save, Delete): the
+	// middleware answers 503 Service Unavailable for it, as for any dependency
+	// that is down, and Get's error is a *celeris.HTTPError 503 wrapping it.
+	ErrStore = errors.New("session: store failed")
 )
 
 // maxCookie bounds a cookie's name and value together (RFC 6265 §6.1 asks user
@@ -112,9 +145,14 @@ type manager struct {
 
 // record is what a session encodes to.
 type record struct {
-	ID      string
-	Expires int64 // Unix seconds; checked by the cookie store
-	Values  map[string]any
+	ID       string
+	Expires  int64 // Unix seconds
+	Values   map[string]any
+	Touched  int64  // Unix seconds of the last recorded use (IdleTimeout, Rolling)
+	Lifetime int64  // seconds; 0: Config.MaxAge
+	User     string // SetUser
+	Scopes   []string
+	Flashes  []Flash
 }
 
 // New returns the middleware. It panics when neither Store nor Keys is set or a
@@ -153,28 +191,75 @@ func New(cfg Config) celeris.MiddlewareFunc {
 			}
 			s := &Session{m: m, c: c}
 			c.Set(ContextKey, s)
-			err := next(c)
-			if !s.dirty {
-				return err
-			}
-			serr := s.Save()
-			if c.Written() {
-				// The error handler drops errors returned after the answer, so a
-				// lost change is logged here, once.
-				if errors.Is(serr, ErrWritten) {
-					serr = ErrNotSaved
-				}
-				if serr != nil {
-					m.cfg.Logger.Error("session: not saved", "method", c.Method(), "path", c.Path(), "error", serr)
-				}
-				return err
-			}
-			if serr != nil && err == nil {
-				return serr
-			}
-			return err
+			// A complete answer (String, JSON, Blob...) is held in the Context
+			// until the session is saved, so that the Set-Cookie field joins
+			// it and a failed save answers 503 instead of it.
+			s.holding = true
+			status, body, held, err := c.CaptureResponse(next)
+			s.holding = false
+			return m.finish(c, s, status, body, held, err)
 		}
 	}
+}
+
+// finish saves a changed session and sends the answer the handler wrote (held:
+// captured with status and body), or answers 503 when the save fails.
+func (m *manager) finish(c *celeris.Context, s *Session, status int, body []byte, held bool, err error) error {
+	var serr error
+	if s.dirty {
+		serr = s.Save()
+	} else if s.touch {
+		// Only the time of use changes (Rolling, IdleTimeout): a failure loses
+		// no change of the client's, so the answer goes out and it is logged.
+		if terr := s.Save(); terr != nil {
+			m.cfg.Logger.Warn("session: time of use not saved", "method", c.Method(), "path", c.Path(), "error", terr)
+		}
+	}
+	if held {
+		if serr != nil {
+			// The handler's answer is dropped: its client would believe a
+			// change that was lost.
+			for _, h := range handlerFields {
+				c.DelHeader(h)
+			}
+			return storeFailure(serr)
+		}
+		if werr := c.Blob(status, "", body); werr != nil {
+			return werr
+		}
+		return err
+	}
+	if c.Written() {
+		// A streamed answer left before the session could be saved. The
+		// error handler drops errors returned after the answer, so a lost
+		// change is logged here, once.
+		if errors.Is(serr, ErrWritten) {
+			serr = ErrNotSaved
+		}
+		if serr != nil {
+			m.cfg.Logger.Error("session: not saved", "method", c.Method(), "path", c.Path(), "error", serr)
+		}
+		return err
+	}
+	if serr != nil && err == nil {
+		return storeFailure(serr)
+	}
+	return err
+}
+
+// handlerFields are the handler's response fields that describe the answer it
+// wrote, dropped when a failed save replaces that answer with 503.
+var handlerFields = []string{"Content-Type", "Content-Length", "Content-Disposition", "Content-Encoding",
+	"ETag", "Last-Modified", "Location"}
+
+// storeFailure is the error of a failed save: a 503 when the Store failed (a
+// dependency is down: the client may retry), else err itself (a 500: the
+// session does not encode or fit in a cookie, a programmer's error).
+func storeFailure(err error) error {
+	if errors.Is(err, ErrStore) {
+		return &celeris.HTTPError{Code: http.StatusServiceUnavailable, Err: err}
+	}
+	return err
 }
 
 // Session is one client's session. It belongs to its request: use it only in
@@ -189,6 +274,14 @@ type Session struct {
 	isNew     bool
 	dirty     bool
 	destroyed bool
+	holding   bool // the middleware holds a complete answer until it saves
+	touch     bool // to save for its times only (Rolling, IdleTimeout)
+	expires   time.Time
+	touched   time.Time
+	lifetime  time.Duration // SetMaxAge; 0: Config.MaxAge
+	user      string
+	scopes    []string
+	flashes   []Flash
 }
 
 // Get returns the request's session, loading it on first use: from the cookie
@@ -220,15 +313,15 @@ func (s *Session) load() error {
 		} else if validID(raw) {
 			data, err = m.cfg.Store.Load(s.c.Context(), raw)
 			if err != nil && !errors.Is(err, ErrNotFound) {
-				return fmt.Errorf("session: load: %w", err)
+				return &celeris.HTTPError{Code: http.StatusServiceUnavailable, Err: fmt.Errorf("%w: load: %w", ErrStore, err)}
 			}
 		} else {
 			err = errOpen
 		}
 		if err == nil {
 			var r record
-			if gob.NewDecoder(bytes.NewReader(data)).Decode(&r) == nil &&
-				(m.sealer == nil || r.Expires > m.cfg.now().Unix()) {
+			now := m.cfg.now()
+			if gob.NewDecoder(bytes.NewReader(data)).Decode(&r) == nil && m.live(&r, now) {
 				if m.sealer == nil {
 					r.ID = strings.Clone(raw) // raw is the request's, valid until the handler returns
 				}
@@ -236,6 +329,7 @@ func (s *Session) load() error {
 				if s.values == nil {
 					s.values = map[string]any{}
 				}
+				s.adopt(&r, now)
 				if rotated && !s.c.Written() {
 					// Sealed again with the first key now, while the answer's
 					// header is open; a later Save of this request adds a newer
@@ -303,6 +397,7 @@ func (s *Session) Destroy() {
 		s.oldID = s.id
 	}
 	clear(s.values)
+	s.user, s.scopes, s.flashes, s.lifetime = "", nil, nil, 0
 	s.id = newID()
 	s.isNew = true
 	s.destroyed = true
@@ -311,33 +406,44 @@ func (s *Session) Destroy() {
 
 // Save writes the session: the sealed cookie, or the Store's data and the ID
 // cookie. The middleware calls it when the handler returns with the session
-// changed. A Set-Cookie field must go out with the answer's header, so Save must
-// run before the answer is written (else ErrWritten) — except with a Store for a
-// session the client's cookie already names (not new, not regenerated, not
-// destroyed), whose data is saved whenever. Each Save that sets the cookie adds a
-// Set-Cookie field; the client keeps the last one (RFC 6265 §5.3).
+// changed, before the handler's answer leaves; a handler calls it to see a
+// failure itself. Called by the handler after its answer was written, it leaves
+// the save to the middleware and returns nil. A Set-Cookie field must go out
+// with the answer's header: after a streamed answer's header left, Save returns
+// ErrWritten, except with a Store for a session the client's cookie already
+// names (not new, not regenerated, not destroyed), whose data is saved whenever.
+// Each Save that sets the cookie adds a Set-Cookie field; the client keeps the
+// last one (RFC 6265 §5.3). A Store failure wraps ErrStore.
 func (s *Session) Save() error {
 	m := s.m
 	ctx := s.c.Context()
+	if s.c.Written() && s.holding {
+		// The answer is held (or streamed, and then the middleware logs the
+		// loss): the middleware saves before it leaves.
+		return nil
+	}
 	if s.c.Written() {
 		// With a Store, a session whose cookie already names its ID needs no
 		// Set-Cookie: its data can still be saved.
 		if m.cfg.Store == nil || s.isNew || s.oldID != "" || s.destroyed {
 			return ErrWritten
 		}
-		data, err := s.encode()
+		data, ttl, err := s.encode()
 		if err != nil {
 			return err
 		}
-		if err := m.cfg.Store.Save(ctx, s.id, data, m.cfg.MaxAge); err != nil {
-			return fmt.Errorf("session: save: %w", err)
+		if err := s.store(ctx, data, ttl); err != nil {
+			if errors.Is(err, ErrNotFound) {
+				return nil // ended elsewhere meanwhile (DeleteUser)
+			}
+			return err
 		}
-		s.dirty = false
+		s.dirty, s.touch = false, false
 		return nil
 	}
 	if s.oldID != "" && m.cfg.Store != nil {
 		if err := m.cfg.Store.Delete(ctx, s.oldID); err != nil {
-			return fmt.Errorf("session: delete: %w", err)
+			return fmt.Errorf("%w: delete: %w", ErrStore, err)
 		}
 	}
 	s.oldID = ""
@@ -348,7 +454,7 @@ func (s *Session) Save() error {
 		s.dirty = false
 		return s.c.SetCookie(ck)
 	}
-	data, err := s.encode()
+	data, ttl, err := s.encode()
 	if err != nil {
 		return err
 	}
@@ -358,24 +464,44 @@ func (s *Session) Save() error {
 			return ErrTooLarge
 		}
 	} else {
-		if err := m.cfg.Store.Save(ctx, s.id, data, m.cfg.MaxAge); err != nil {
-			return fmt.Errorf("session: save: %w", err)
+		if err := s.store(ctx, data, ttl); err != nil {
+			if !errors.Is(err, ErrNotFound) {
+				return err
+			}
+			// Ended elsewhere meanwhile (DeleteUser): the change is dropped
+			// rather than bringing the session back, and the client forgets it.
+			s.dirty, s.touch = false, false
+			ck.MaxAge = -1
+			return s.c.SetCookie(ck)
 		}
 		ck.Value = s.id
 	}
-	ck.MaxAge = int(m.cfg.MaxAge / time.Second)
-	s.dirty, s.destroyed = false, false
+	ck.MaxAge = max(1, int((s.expires.Sub(m.cfg.now())+time.Second-1)/time.Second))
+	s.dirty, s.touch, s.destroyed = false, false, false
 	return s.c.SetCookie(ck)
 }
 
-// encode returns the session's record, expiring MaxAge from now.
-func (s *Session) encode() ([]byte, error) {
-	var buf bytes.Buffer
-	expires := s.m.cfg.now().Add(s.m.cfg.MaxAge)
-	if err := gob.NewEncoder(&buf).Encode(record{ID: s.id, Expires: expires.Unix(), Values: s.values}); err != nil {
-		return nil, fmt.Errorf("session: encode: %w (register custom types with gob.Register)", err)
+// encode returns the session's record and the time the Store keeps it: a
+// change (or Rolling) moves the expiry to its lifetime from now, a save for the
+// time of use alone keeps it.
+func (s *Session) encode() ([]byte, time.Duration, error) {
+	m := s.m
+	now := m.cfg.now()
+	if s.dirty || m.cfg.Rolling || s.expires.IsZero() {
+		s.expires = now.Add(s.life())
 	}
-	return buf.Bytes(), nil
+	s.touched = now
+	r := record{ID: s.id, Expires: s.expires.Unix(), Values: s.values, Touched: now.Unix(),
+		Lifetime: int64(s.lifetime / time.Second), User: s.user, Scopes: s.scopes, Flashes: s.flashes}
+	var buf bytes.Buffer
+	if err := gob.NewEncoder(&buf).Encode(r); err != nil {
+		return nil, 0, fmt.Errorf("session: encode: %w (register custom types with gob.Register)", err)
+	}
+	ttl := s.expires.Sub(now)
+	if m.cfg.IdleTimeout > 0 {
+		ttl = min(ttl, m.cfg.IdleTimeout)
+	}
+	return buf.Bytes(), max(ttl, time.Second), nil
 }
 
 const idBytes = 32

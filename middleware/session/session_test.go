@@ -266,9 +266,11 @@ func TestStoreFixation(t *testing.T) {
 	}
 }
 
-// Changing the session and writing the answer without Save loses the change,
-// and the middleware logs it. Saving after writing is ErrWritten; a session too
-// large for a cookie is ErrTooLarge (500).
+// A handler that writes a complete answer need not call Save: the middleware
+// saves before the answer leaves, with its Set-Cookie field, and a Save after
+// the write is left to the middleware. A streamed answer leaves first: a change
+// that needs a Set-Cookie field is then lost and logged once (ErrNotSaved). A
+// session too large for a cookie is ErrTooLarge (500).
 func TestNotSaved(t *testing.T) {
 	errs := make(chan error, 4)
 	var logs mwtest.LogBuffer
@@ -278,18 +280,29 @@ func TestNotSaved(t *testing.T) {
 	}}
 	_, addr := mwtest.StartConfig(t, cfg, func(s *celeris.Server) {
 		s.Use(session.New(session.Config{Keys: [][]byte{key1}, Logger: slog.New(slog.NewTextHandler(&logs, nil))}))
+		s.GET("/show", show)
 		s.GET("/forgot", func(c *celeris.Context) error {
 			s, _ := session.Get(c)
-			s.Set("x", 1)
+			s.Set("n", 5)
 			return c.String(200, "written")
 		})
 		s.GET("/late", func(c *celeris.Context) error {
 			s, _ := session.Get(c)
-			s.Set("x", 1)
+			s.Set("n", 7)
 			if err := c.String(200, "written"); err != nil {
 				return err
 			}
 			return s.Save()
+		})
+		s.GET("/stream", func(c *celeris.Context) error {
+			s, _ := session.Get(c)
+			s.Set("n", 9)
+			w, err := c.Stream(200, "text/plain")
+			if err != nil {
+				return err
+			}
+			_, err = w.Write([]byte("streamed"))
+			return err
 		})
 		s.GET("/big", func(c *celeris.Context) error {
 			s, _ := session.Get(c)
@@ -297,34 +310,36 @@ func TestNotSaved(t *testing.T) {
 			return nil
 		})
 	})
-	client := mwtest.Client(t)
-	for _, tt := range []struct {
-		path   string
-		status int
-		want   error
-	}{
-		{path: "/late", status: 200, want: session.ErrWritten},
-		{path: "/big", status: 500, want: session.ErrTooLarge},
-	} {
-		resp, _ := mwtest.Get(t, client, "http://"+addr+tt.path, nil)
+	mwtest.Run(t, addr, func(t *testing.T, client *http.Client) {
+		logs.Reset()
+		client, _ = jarClient(t, client)
+		base := "http://" + addr
+		for _, tt := range []struct{ path, want string }{{path: "/forgot", want: "5 "}, {path: "/late", want: "7 "}} {
+			resp, body := mwtest.Get(t, client, base+tt.path, nil)
+			if resp.StatusCode != 200 || body != "written" || resp.Header.Get("Set-Cookie") == "" {
+				t.Errorf("%s: %d %q Set-Cookie %q", tt.path, resp.StatusCode, body, resp.Header.Get("Set-Cookie"))
+			}
+			if _, body := mwtest.Get(t, client, base+"/show", nil); !strings.HasPrefix(body, tt.want) {
+				t.Errorf("after %s: %q", tt.path, body)
+			}
+		}
+		resp, body := mwtest.Get(t, client, base+"/stream", nil)
+		if resp.StatusCode != 200 || body != "streamed" || resp.Header.Get("Set-Cookie") != "" {
+			t.Errorf("/stream: %d %q %q", resp.StatusCode, body, resp.Header.Get("Set-Cookie"))
+		}
+		if n := strings.Count(logs.String(), "session: not saved"); n != 1 || strings.Count(logs.String(), "path=/stream") != 1 {
+			t.Errorf("%d records: %s", n, logs.String())
+		}
+		resp, _ = mwtest.Get(t, client, base+"/big", nil)
 		select {
 		case err := <-errs:
-			if !errors.Is(err, tt.want) || resp.StatusCode != tt.status || resp.Header.Get("Set-Cookie") != "" {
-				t.Errorf("%s: %d %v, want %d %v", tt.path, resp.StatusCode, err, tt.status, tt.want)
+			if !errors.Is(err, session.ErrTooLarge) || resp.StatusCode != 500 || resp.Header.Get("Set-Cookie") != "" {
+				t.Errorf("/big: %d %v", resp.StatusCode, err)
 			}
 		case <-time.After(5 * time.Second):
-			t.Errorf("%s: no error", tt.path)
+			t.Errorf("/big: no error")
 		}
-	}
-	// Forgetting Save: the answer goes out, and the middleware logs the loss once.
-	resp, _ := mwtest.Get(t, client, "http://"+addr+"/forgot", nil)
-	if resp.StatusCode != 200 || resp.Header.Get("Set-Cookie") != "" {
-		t.Errorf("/forgot: %d %q", resp.StatusCode, resp.Header.Get("Set-Cookie"))
-	}
-	// Once each for /late (its Save came too late) and /forgot.
-	if n := strings.Count(logs.String(), "session: not saved"); n != 2 || strings.Count(logs.String(), "path=/forgot") != 1 {
-		t.Errorf("%d records: %s", n, logs.String())
-	}
+	})
 }
 
 func TestMemoryStoreExpiry(t *testing.T) {
@@ -387,7 +402,7 @@ func (failingStore) Save(context.Context, string, []byte, time.Duration) error {
 func (failingStore) Delete(context.Context, string) error { return errors.New("store down") }
 
 // A Store that fails: Get reports it every time (never a half-loaded session),
-// and the handler's error is a 500.
+// and the handler's error is a 503 (a dependency is down).
 func TestStoreFailure(t *testing.T) {
 	seconds := make(chan error, 1)
 	quiet := celeris.Config{Logger: slog.New(slog.DiscardHandler)}
@@ -408,7 +423,7 @@ func TestStoreFailure(t *testing.T) {
 	case second = <-seconds:
 	default:
 	}
-	if resp.StatusCode != 500 || second == nil || !strings.Contains(second.Error(), "store down") {
+	if resp.StatusCode != 503 || second == nil || !strings.Contains(second.Error(), "store down") || !errors.Is(second, session.ErrStore) {
 		t.Errorf("%d %q, second Get: %v", resp.StatusCode, body, second)
 	}
 }
@@ -426,9 +441,9 @@ func BenchmarkSealOpen(b *testing.B) {
 	}
 }
 
-// With a Store, a change to a session the cookie already names is saved even
-// after the handler wrote its answer (no Set-Cookie needed); a new or
-// regenerated session is not, and the loss is logged.
+// With a Store, a change made before the handler writes its answer is saved
+// before the answer leaves, also for a regenerated session, whose new cookie
+// joins the answer.
 func TestStoreSaveAfterWrite(t *testing.T) {
 	store := session.NewMemoryStore()
 	var logs mwtest.LogBuffer
@@ -454,18 +469,95 @@ func TestStoreSaveAfterWrite(t *testing.T) {
 		client, _ = jarClient(t, client)
 		mwtest.Do(t, client, "POST", base+"/inc", nil, nil)
 		resp, _ := mwtest.Do(t, client, "POST", base+"/write", nil, nil)
-		if sc := resp.Header.Get("Set-Cookie"); sc != "" {
-			t.Errorf("Set-Cookie %q", sc)
+		if sc := resp.Header.Get("Set-Cookie"); sc == "" {
+			t.Errorf("no Set-Cookie")
 		}
 		if _, body := mwtest.Get(t, client, base+"/show", nil); !strings.HasPrefix(body, "11 ") {
 			t.Errorf("after a write-first change: %q", body)
 		}
 		mwtest.Do(t, client, "POST", base+"/write?regenerate=1", nil, nil)
-		if _, body := mwtest.Get(t, client, base+"/show", nil); !strings.HasPrefix(body, "11 ") {
-			t.Errorf("a regenerated session needs its cookie: %q", body)
+		if _, body := mwtest.Get(t, client, base+"/show", nil); !strings.HasPrefix(body, "21 ") {
+			t.Errorf("a regenerated session: %q", body)
 		}
 	})
-	if n := strings.Count(logs.String(), "session: not saved"); n != 2 {
-		t.Errorf("%d records, want one per protocol: %s", n, logs.String())
+	if n := strings.Count(logs.String(), "session: not saved"); n != 0 {
+		t.Errorf("%d records: %s", n, logs.String())
 	}
+}
+
+// saveFailing is a MemoryStore whose Save fails while fail is set.
+type saveFailing struct {
+	*session.MemoryStore
+	mu   sync.Mutex
+	fail bool
+}
+
+func (s *saveFailing) set(fail bool) { s.mu.Lock(); s.fail = fail; s.mu.Unlock() }
+
+func (s *saveFailing) Save(ctx context.Context, id string, data []byte, ttl time.Duration) error {
+	s.mu.Lock()
+	fail := s.fail
+	s.mu.Unlock()
+	if fail {
+		return errors.New("store down")
+	}
+	return s.MemoryStore.Save(ctx, id, data, ttl)
+}
+
+// When the save fails, the client gets 503 instead of the answer the handler
+// wrote, for a new session and for one its cookie names, and the session keeps
+// its last saved value; a handler that wrote nothing gets 503 too.
+func TestSaveFailureAnswers503(t *testing.T) {
+	store := &saveFailing{MemoryStore: session.NewMemoryStore()}
+	quiet := celeris.Config{Logger: slog.New(slog.DiscardHandler)}
+	_, addr := mwtest.StartConfig(t, quiet, func(s *celeris.Server) {
+		s.Use(session.New(session.Config{Store: store, Logger: slog.New(slog.DiscardHandler)}))
+		s.POST("/inc", counter)
+		s.GET("/show", show)
+		s.POST("/write", func(c *celeris.Context) error {
+			sess, err := session.Get(c)
+			if err != nil {
+				return err
+			}
+			n, _ := sess.Get("n").(int)
+			sess.Set("n", n+10)
+			c.SetHeader("Location", "/elsewhere")
+			return c.JSON(200, map[string]int{"n": n + 10})
+		})
+	})
+	base := "http://" + addr
+	mwtest.Run(t, addr, func(t *testing.T, client *http.Client) {
+		store.set(true)
+		fresh := mwtest.Client(t)
+		for _, tt := range []struct {
+			name   string
+			client *http.Client
+			method string
+			path   string
+		}{
+			{name: "new session", client: fresh, method: "POST", path: "/write"},
+			{name: "nothing written", client: fresh, method: "POST", path: "/inc"},
+		} {
+			resp, body := mwtest.Do(t, tt.client, tt.method, base+tt.path, nil, nil)
+			if resp.StatusCode != 503 || resp.Header.Get("Set-Cookie") != "" || resp.Header.Get("Location") != "" ||
+				strings.Contains(body, "{") {
+				t.Errorf("%s: %d %q %v", tt.name, resp.StatusCode, body, resp.Header)
+			}
+		}
+		store.set(false)
+		client, _ = jarClient(t, client)
+		mwtest.Do(t, client, "POST", base+"/inc", nil, nil)
+		store.set(true)
+		resp, body := mwtest.Do(t, client, "POST", base+"/write", nil, nil)
+		if resp.StatusCode != 503 || body != "Service Unavailable" || resp.Header.Get("Content-Type") != "text/plain; charset=utf-8" {
+			t.Errorf("known session: %d %q %v", resp.StatusCode, body, resp.Header)
+		}
+		store.set(false)
+		if _, body := mwtest.Get(t, client, base+"/show", nil); !strings.HasPrefix(body, "1 ") {
+			t.Errorf("after the failed save: %q", body)
+		}
+		if resp, body := mwtest.Do(t, client, "POST", base+"/write", nil, nil); resp.StatusCode != 200 || body != `{"n":11}` {
+			t.Errorf("store back: %d %q", resp.StatusCode, body)
+		}
+	})
 }

@@ -28,10 +28,12 @@ var ErrNotFound = errors.New("session: not found")
 
 // MemoryStore is a Store in the process's memory, for a single instance (or
 // tests): sessions are lost on restart. Expired sessions are dropped on access and,
-// at most once a minute, all together while a Save holds the lock.
+// at most once a minute, all together while a Save holds the lock. It is a
+// UserStore: it indexes sessions by user for DeleteUser.
 type MemoryStore struct {
 	mu        sync.Mutex
 	m         map[string]memEntry
+	users     map[string]map[string]struct{} // user -> session IDs
 	lastSweep time.Time
 	now       func() time.Time
 }
@@ -39,11 +41,14 @@ type MemoryStore struct {
 type memEntry struct {
 	data    []byte
 	expires time.Time
+	user    string
 }
+
+var _ UserStore = (*MemoryStore)(nil)
 
 // NewMemoryStore returns an empty MemoryStore.
 func NewMemoryStore() *MemoryStore {
-	return &MemoryStore{m: make(map[string]memEntry), now: time.Now}
+	return &MemoryStore{m: make(map[string]memEntry), users: make(map[string]map[string]struct{}), now: time.Now}
 }
 
 // Load implements Store.
@@ -55,14 +60,23 @@ func (s *MemoryStore) Load(_ context.Context, id string) ([]byte, error) {
 		return nil, ErrNotFound
 	}
 	if !s.now().Before(e.expires) {
-		delete(s.m, id)
+		s.drop(id, e)
 		return nil, ErrNotFound
 	}
 	return append([]byte(nil), e.data...), nil
 }
 
 // Save implements Store.
-func (s *MemoryStore) Save(_ context.Context, id string, data []byte, ttl time.Duration) error {
+func (s *MemoryStore) Save(ctx context.Context, id string, data []byte, ttl time.Duration) error {
+	return s.save(id, "", data, ttl, false)
+}
+
+// SaveUser implements UserStore.
+func (s *MemoryStore) SaveUser(_ context.Context, user, id string, data []byte, ttl time.Duration, existing bool) error {
+	return s.save(id, user, data, ttl, existing)
+}
+
+func (s *MemoryStore) save(id, user string, data []byte, ttl time.Duration, existing bool) error {
 	now := s.now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -70,18 +84,57 @@ func (s *MemoryStore) Save(_ context.Context, id string, data []byte, ttl time.D
 		s.lastSweep = now
 		for k, e := range s.m {
 			if !now.Before(e.expires) {
-				delete(s.m, k)
+				s.drop(k, e)
 			}
 		}
 	}
-	s.m[id] = memEntry{data: append([]byte(nil), data...), expires: now.Add(ttl)}
+	old, ok := s.m[id]
+	if existing && (!ok || !now.Before(old.expires)) {
+		return ErrNotFound
+	}
+	if ok && old.user != user {
+		s.drop(id, old)
+	}
+	s.m[id] = memEntry{data: append([]byte(nil), data...), expires: now.Add(ttl), user: user}
+	if user != "" {
+		ids := s.users[user]
+		if ids == nil {
+			ids = make(map[string]struct{})
+			s.users[user] = ids
+		}
+		ids[id] = struct{}{}
+	}
 	return nil
+}
+
+// drop deletes id and its index entry; s.mu is held.
+func (s *MemoryStore) drop(id string, e memEntry) {
+	delete(s.m, id)
+	if ids := s.users[e.user]; ids != nil {
+		delete(ids, id)
+		if len(ids) == 0 {
+			delete(s.users, e.user)
+		}
+	}
 }
 
 // Delete implements Store.
 func (s *MemoryStore) Delete(_ context.Context, id string) error {
 	s.mu.Lock()
-	delete(s.m, id)
+	if e, ok := s.m[id]; ok {
+		s.drop(id, e)
+	}
+	s.mu.Unlock()
+	return nil
+}
+
+// DeleteUser implements UserStore.
+func (s *MemoryStore) DeleteUser(_ context.Context, user string) error {
+	s.mu.Lock()
+	for id := range s.users[user] {
+		delete(s.m, id)
+	}
+	delete(s.users, user)
 	s.mu.Unlock()
 	return nil
 }

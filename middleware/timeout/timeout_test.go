@@ -39,7 +39,7 @@ func TestTimeout(t *testing.T) {
 			}
 		})
 		g.GET("/overrun", func(c *celeris.Context) error {
-			time.Sleep(2 * limit) // ignores the context
+			time.Sleep(2 * limit) // a sleep: a handler that ignores its context, on purpose
 			c.SetHeader("X-Handler", "1")
 			return c.String(200, "late")
 		})
@@ -50,7 +50,7 @@ func TestTimeout(t *testing.T) {
 				return err
 			}
 			_, _ = w.Write([]byte("streamed"))
-			time.Sleep(2 * limit)
+			time.Sleep(2 * limit) // a sleep: a handler that ignores its context, on purpose
 			return nil
 		})
 		s.GET("/custom", func(c *celeris.Context) error {

@@ -9,13 +9,12 @@ import (
 	"net"
 	"net/http"
 	"runtime"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/celeris-dev/celeris"
 	"github.com/celeris-dev/celeris/celeristest"
+	"github.com/celeris-dev/celeris/internal/testkit"
 )
 
 // Start starts a server with register's routes and returns it with its address.
@@ -177,28 +176,5 @@ func readRawResponse(t testing.TB, c net.Conn, buf []byte) {
 }
 
 // LogBuffer is a log sink (for slog handlers and log.Logger) that concurrent
-// handlers may write while a test reads it.
-type LogBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (b *LogBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-// Reset drops everything written so far.
-func (b *LogBuffer) Reset() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.b.Reset()
-}
-
-// String returns everything written so far.
-func (b *LogBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
+// handlers may write while a test reads it: Write, String, Reset, Wait.
+type LogBuffer = testkit.Log

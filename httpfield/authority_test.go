@@ -1,4 +1,4 @@
-package httpmsg
+package httpfield
 
 import "testing"
 
@@ -46,6 +46,9 @@ func TestValidAuthority(t *testing.T) {
 		if got := ValidAuthority([]byte(tc.in)); got != tc.want {
 			t.Errorf("ValidAuthority(%q) = %v, want %v", tc.in, got, tc.want)
 		}
+		if got := ValidAuthority(tc.in); got != tc.want {
+			t.Errorf("ValidAuthority(string %q) = %v, want %v", tc.in, got, tc.want)
+		}
 	}
 }
 
@@ -56,6 +59,9 @@ func FuzzValidAuthority(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		if fast, full := ValidAuthority([]byte(s)), validAuthority([]byte(s)); fast != full {
 			t.Fatalf("%q: fast path says %v, the full check %v", s, fast, full)
+		}
+		if b, str := ValidAuthority([]byte(s)), ValidAuthority(s); b != str {
+			t.Fatalf("%q: as bytes %v, as a string %v", s, b, str)
 		}
 		if !ValidAuthority([]byte(s)) {
 			return

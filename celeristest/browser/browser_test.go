@@ -1,4 +1,4 @@
-package browsertest_test
+package browser_test
 
 import (
 	"errors"
@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/celeris-dev/celeris/internal/browsertest"
+	"github.com/celeris-dev/celeris/celeristest/browser"
 )
 
 // page fetches /slow and shows what it answered in #r; #r says "waiting"
@@ -30,7 +30,7 @@ func settled(v string) (bool, error) { return v != "" && v != "waiting", nil }
 // instead of reading the page too early, stops at the first error done
 // returns, and gives up at its deadline with the last value.
 func TestPoll(t *testing.T) {
-	chromium := browsertest.Chromium(t)
+	chromium := browser.Chromium(t)
 	slow := make(chan string, 1)
 	mux := http.NewServeMux()
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
@@ -53,7 +53,7 @@ func TestPoll(t *testing.T) {
 	t.Cleanup(func() { _ = srv.Close() })
 	url := "http://" + ln.Addr().String() + "/"
 
-	b := browsertest.Start(t, chromium)
+	b := browser.Start(t, chromium)
 
 	t.Run("waits for the page", func(t *testing.T) {
 		deadline := time.Now().Add(60 * time.Second)
@@ -119,7 +119,7 @@ func TestPoll(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err = p.Eval(time.Now().Add(60*time.Second), `(() => { throw new Error("boom"); })()`)
-		var perr *browsertest.ProtocolError
+		var perr *browser.ProtocolError
 		if !errors.As(err, &perr) || !strings.Contains(perr.Message, "boom") {
 			t.Fatalf("Eval of a throwing expression returned %v, want a *ProtocolError naming the exception", err)
 		}

@@ -1,7 +1,7 @@
-package httpmsg
+package httpfield
 
-// Authority validation, shared by HTTP/1.1's Host (RFC 9112 §3.2) and HTTP/2's
-// :authority (RFC 9113 §8.3.1). Both carry the authority of an http or https URI
+// Authority validation, shared by HTTP/1.1's Host (RFC 9112 §3.2) and the
+// :authority of HTTP/2 (RFC 9113 §8.3.1) and HTTP/3 (RFC 9114 §4.3.1). Both carry the authority of an http or https URI
 // without userinfo (RFC 9110 §4.2.1, §4.2.4):
 //
 //	authority   = uri-host [ ":" port ]        ; RFC 3986 §3.2, userinfo excluded
@@ -43,9 +43,9 @@ var authClass = func() (t [256]uint8) {
 
 // ValidAuthority reports whether a is uri-host [ ":" port ] with a non-empty host:
 // no userinfo, spaces, control or non-ASCII bytes, a port of digits only, and
-// percent-encodings of two hex digits. The common case (a name or IPv4 address and
+// percent-encodings of two hex digits. a is a string or a byte slice. The common case (a name or IPv4 address and
 // a port) is one table lookup per byte.
-func ValidAuthority(a []byte) bool {
+func ValidAuthority[T ~string | ~[]byte](a T) bool {
 	// Fast path: a reg-name without '%' (an IPv4 address is one), then an
 	// optional ":" and digits. The port is found from the end; the host's bytes
 	// are checked four at a time (their classes ANDed, as h1's allOfClass does).
@@ -64,24 +64,24 @@ func ValidAuthority(a []byte) bool {
 }
 
 // allReg reports whether every byte of h is unreserved or a sub-delim.
-func allReg(h []byte) bool {
+func allReg[T ~string | ~[]byte](h T) bool {
 	acc := uint8(aReg)
 	for len(h) >= 4 {
 		acc &= authClass[h[0]] & authClass[h[1]] & authClass[h[2]] & authClass[h[3]]
 		h = h[4:]
 	}
-	for _, c := range h {
-		acc &= authClass[c]
+	for i := 0; i < len(h); i++ {
+		acc &= authClass[h[i]]
 	}
 	return acc&aReg != 0
 }
 
 // validAuthority is ValidAuthority for the cases its fast path does not decide.
-func validAuthority(a []byte) bool {
+func validAuthority[T ~string | ~[]byte](a T) bool {
 	if len(a) == 0 {
 		return false
 	}
-	var port []byte
+	var port T
 	if a[0] == '[' {
 		end := -1
 		for i := 1; i < len(a); i++ {
@@ -112,8 +112,8 @@ func validAuthority(a []byte) bool {
 			return false
 		}
 	}
-	for _, c := range port {
-		if c < '0' || c > '9' {
+	for i := 0; i < len(port); i++ {
+		if port[i] < '0' || port[i] > '9' {
 			return false
 		}
 	}
@@ -121,7 +121,7 @@ func validAuthority(a []byte) bool {
 }
 
 // validRegName checks reg-name (an IPv4address is a reg-name too).
-func validRegName(h []byte) bool {
+func validRegName[T ~string | ~[]byte](h T) bool {
 	for i := 0; i < len(h); i++ {
 		c := h[i]
 		if authClass[c]&aReg != 0 {
@@ -137,7 +137,7 @@ func validRegName(h []byte) bool {
 
 // validIPLiteral checks the text between '[' and ']': an IPv6 address (its bytes;
 // the address itself is not parsed) or an IPvFuture.
-func validIPLiteral(s []byte) bool {
+func validIPLiteral[T ~string | ~[]byte](s T) bool {
 	if len(s) == 0 {
 		return false
 	}
@@ -149,15 +149,16 @@ func validIPLiteral(s []byte) bool {
 		if i == 1 || i >= len(s)-1 || s[i] != '.' {
 			return false
 		}
-		for _, c := range s[i+1:] {
-			if authClass[c]&aReg == 0 && c != ':' {
+		for i++; i < len(s); i++ {
+			if c := s[i]; authClass[c]&aReg == 0 && c != ':' {
 				return false
 			}
 		}
 		return true
 	}
 	colons := 0
-	for _, c := range s {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
 		if authClass[c]&aIPv6 == 0 {
 			return false
 		}

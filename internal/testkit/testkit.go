@@ -1,0 +1,108 @@
+// Package testkit synchronises tests with what they wait for: a condition, a
+// log line, a listening port, the goroutine count. A test waits for the event
+// itself rather than sleeping for a time that stands for it, so it neither
+// fails on a slow machine nor wastes time on a fast one.
+//
+// Each Wait polls every Poll until its condition holds and fails the test
+// (t.Fatalf) with what it waited for when Timeout passes first.
+package testkit
+
+import (
+	"bytes"
+	"net"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Timeout bounds every wait: far above what a loaded CI machine needs, so that
+// only a real failure reaches it.
+const Timeout = 10 * time.Second
+
+// Poll is the period of the checks.
+const Poll = 2 * time.Millisecond
+
+// Until polls cond until it returns true, or timeout passes: it reports
+// whether cond held. For a wait whose end is not a failure.
+func Until(timeout time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(Poll)
+	}
+	return true
+}
+
+// Wait polls cond until it returns true; after Timeout it fails t with
+// "timed out waiting for " + what.
+func Wait(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	if !Until(Timeout, cond) {
+		t.Fatalf("timed out waiting for %s", what)
+	}
+}
+
+// Port waits until addr accepts a TCP connection.
+func Port(t testing.TB, addr string) {
+	t.Helper()
+	Wait(t, "a listener on "+addr, func() bool {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err != nil {
+			return false
+		}
+		c.Close()
+		return true
+	})
+}
+
+// Goroutines waits until at most n goroutines run (what a test started has
+// ended), and returns the count.
+func Goroutines(t testing.TB, n int) int {
+	t.Helper()
+	var got int
+	if !Until(Timeout, func() bool { got = runtime.NumGoroutine(); return got <= n }) {
+		buf := make([]byte, 1<<20)
+		t.Fatalf("%d goroutines, want at most %d:\n%s", got, n, buf[:runtime.Stack(buf, true)])
+	}
+	return got
+}
+
+// Log is an io.Writer that keeps what is written to it, safe for concurrent
+// use: a slog handler's or log.Logger's output that a test waits for.
+type Log struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *Log) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+// String returns what was written so far.
+func (l *Log) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// Reset drops everything written so far.
+func (l *Log) Reset() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.b.Reset()
+}
+
+// Count returns how many times s was written so far.
+func (l *Log) Count(s string) int { return strings.Count(l.String(), s) }
+
+// Wait waits until s was written.
+func (l *Log) Wait(t testing.TB, s string) {
+	t.Helper()
+	Wait(t, "the log line "+s, func() bool { return strings.Contains(l.String(), s) })
+}
