@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"net/http"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -44,7 +45,15 @@ func (h HTMLTemplates) Render(w io.Writer, name string, data any, c *Context) er
 // ParseHTMLTemplates parses the templates of fsys matching patterns into an
 // HTMLTemplates (template.ParseFS), with the functions of TemplateFuncs declared.
 func ParseHTMLTemplates(fsys fs.FS, patterns ...string) (HTMLTemplates, error) {
-	t, err := template.New("").Funcs(TemplateFuncs()).ParseFS(fsys, patterns...)
+	// As template.ParseFS, the set is named after the first file matched.
+	name := ""
+	for _, p := range patterns {
+		if m, _ := fs.Glob(fsys, p); len(m) > 0 {
+			name = path.Base(m[0])
+			break
+		}
+	}
+	t, err := template.New(name).Funcs(TemplateFuncs()).ParseFS(fsys, patterns...)
 	return HTMLTemplates{T: t}, err
 }
 

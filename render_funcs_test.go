@@ -20,6 +20,9 @@ func init() {
 func TestTemplateContextFuncs(t *testing.T) {
 	files := fstest.MapFS{"p.html": {Data: []byte(`{{testPath}}|{{.}}`)}}
 	h := MustParseHTMLTemplates(files, "p.html")
+	if h.T.Name() != "p.html" { // as template.ParseFS names it
+		t.Errorf("set named %q", h.T.Name())
+	}
 	_, addr := startServer(t, Config{Renderer: h}, func(s *Server) {
 		s.GET("/r/:id", func(c *Context) error { return c.Render(200, "p.html", c.Param("id")) })
 	})
