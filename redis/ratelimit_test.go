@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,24 +14,6 @@ import (
 	celerisredis "github.com/celeris-dev/celeris/redis"
 	goredis "github.com/redis/go-redis/v9"
 )
-
-// lockedBuffer is a bytes.Buffer safe for concurrent writes (a logger's output).
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // A stalled Redis (a real redis-server under CLIENT PAUSE) answers within the
 // route's timeout: 503 after the 1 s of a timeout middleware, or after the

@@ -19,6 +19,7 @@ import (
 
 	"github.com/celeris-dev/celeris"
 	"github.com/celeris-dev/celeris/celeristest"
+	"github.com/celeris-dev/celeris/internal/testkit"
 	"github.com/celeris-dev/celeris/middleware/ratelimit"
 	"github.com/celeris-dev/celeris/middleware/session"
 	celerisredis "github.com/celeris-dev/celeris/redis"
@@ -180,7 +181,7 @@ func TestRateLimitStore(t *testing.T) {
 	store := celerisredis.NewRateLimitStore(rdb, "test:rl:")
 	ok := func(c *celeris.Context) error { return c.String(200, "ok") }
 	// The servers log where the limiters do: a failure is logged once in all.
-	var logs lockedBuffer
+	var logs testkit.Log
 	logger := slog.New(slog.NewTextHandler(&logs, nil))
 	register := func(s *celeris.Server) {
 		s.GET("/", ok, ratelimit.New(ratelimit.Config{Rate: 0.01, Burst: 3, Store: store, RateLimitHeaders: true, Logger: logger}))
