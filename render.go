@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"net/http"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -21,24 +22,49 @@ type Renderer interface {
 }
 
 // HTMLTemplates is a Renderer over html/template: Render executes the template
-// called name.
+// called name, with the functions registered by RegisterTemplateFunc bound to
+// the request's Context ({{cspNonce}} with middleware/secure, {{csrfField}} with
+// middleware/csrf). Declare those functions before parsing (ParseHTMLTemplates
+// does; by hand, Funcs(celeris.TemplateFuncs())), and leave T to Render: it
+// executes clones of T (kept for reuse, up to 64 idle ones per T, for the life of
+// the process), which T executed elsewhere prevents.
 //
-//	t := template.Must(template.ParseFS(files, "templates/*.html"))
-//	s := celeris.New(celeris.Config{Renderer: celeris.HTMLTemplates{T: t}})
+//	s := celeris.New(celeris.Config{Renderer: celeris.MustParseHTMLTemplates(files, "templates/*.html")})
 type HTMLTemplates struct {
 	T *template.Template
 }
 
 // Render implements Renderer.
-func (h HTMLTemplates) Render(w io.Writer, name string, data any, _ *Context) error {
-	return h.T.ExecuteTemplate(w, name, data)
+func (h HTMLTemplates) Render(w io.Writer, name string, data any, c *Context) error {
+	if c == nil {
+		return h.T.ExecuteTemplate(w, name, data)
+	}
+	return executeBound(h.T, w, name, data, c)
 }
 
 // ParseHTMLTemplates parses the templates of fsys matching patterns into an
-// HTMLTemplates (template.ParseFS).
+// HTMLTemplates (template.ParseFS), with the functions of TemplateFuncs declared.
 func ParseHTMLTemplates(fsys fs.FS, patterns ...string) (HTMLTemplates, error) {
-	t, err := template.ParseFS(fsys, patterns...)
+	// As template.ParseFS, the set is named after the first file matched.
+	name := ""
+	for _, p := range patterns {
+		if m, _ := fs.Glob(fsys, p); len(m) > 0 {
+			name = path.Base(m[0])
+			break
+		}
+	}
+	t, err := template.New(name).Funcs(TemplateFuncs()).ParseFS(fsys, patterns...)
 	return HTMLTemplates{T: t}, err
+}
+
+// MustParseHTMLTemplates is ParseHTMLTemplates that panics on an error, for
+// templates parsed at start-up.
+func MustParseHTMLTemplates(fsys fs.FS, patterns ...string) HTMLTemplates {
+	h, err := ParseHTMLTemplates(fsys, patterns...)
+	if err != nil {
+		panic(err)
+	}
+	return h
 }
 
 // Render renders the template name with data through Config.Renderer and writes

@@ -3,7 +3,9 @@ package celerisotel
 import (
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -160,6 +162,9 @@ func spanAttrs(kv []attribute.KeyValue, c *celeris.Context, m string, known bool
 		semconv.URLSchemeKey.String(sch),
 		semconv.URLPathKey.String(c.Clone(c.Path())),
 	)
+	if q := c.RawQuery(); q != "" {
+		kv = append(kv, semconv.URLQueryKey.String(redactQuery(q)))
+	}
 	if !known {
 		kv = append(kv, semconv.HTTPRequestMethodOriginalKey.String(c.Clone(c.Method())))
 	}
@@ -186,6 +191,35 @@ func spanAttrs(kv []attribute.KeyValue, c *celeris.Context, m string, known bool
 		kv = append(kv, semconv.UserAgentOriginalKey.String(c.Clone(ua)))
 	}
 	return kv
+}
+
+// redactedKeys are the query parameters whose values url.query carries as
+// "REDACTED": the semantic conventions' url.query note lists them as ones an
+// instrumentation SHOULD scrub by default (signed-URL credentials).
+var redactedKeys = [...]string{"AWSAccessKeyId", "Signature", "sig", "X-Goog-Signature"}
+
+// redactQuery returns a copy of the raw query q (the span outlives the
+// request's buffers) with the values of redactedKeys replaced by "REDACTED".
+func redactQuery(q string) string {
+	var b strings.Builder
+	b.Grow(len(q))
+	for i := 0; ; i++ {
+		part, rest, more := strings.Cut(q, "&")
+		if i > 0 {
+			b.WriteByte('&')
+		}
+		key, _, hasValue := strings.Cut(part, "=")
+		if hasValue && slices.Contains(redactedKeys[:], key) {
+			b.WriteString(key)
+			b.WriteString("=REDACTED")
+		} else {
+			b.WriteString(part)
+		}
+		if !more {
+			return b.String()
+		}
+		q = rest
+	}
 }
 
 // statusString returns code as a decimal string without allocating for the

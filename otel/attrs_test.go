@@ -75,3 +75,17 @@ func TestProtoVersion(t *testing.T) {
 		}
 	}
 }
+
+func TestRedactQuery(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{in: "a=1", want: "a=1"},
+		{in: "sig=x", want: "sig=REDACTED"},
+		{in: "a=1&Signature=abc%2B&AWSAccessKeyId=K&X-Goog-Signature=z&b", want: "a=1&Signature=REDACTED&AWSAccessKeyId=REDACTED&X-Goog-Signature=REDACTED&b"},
+		{in: "sig&sigx=1&&", want: "sig&sigx=1&&"},
+		{in: "=&sig=", want: "=&sig=REDACTED"},
+	} {
+		if got := redactQuery(tt.in); got != tt.want {
+			t.Errorf("redactQuery(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}

@@ -105,6 +105,9 @@ func testServerSpanAndMetrics(t *testing.T, e celeris.Engine, p protocol) {
 		"network.peer.address":      "127.0.0.1",
 		"user_agent.original":       "celerisotel-test/1",
 	})
+	if _, ok := attrs(srv.Attributes())["url.query"]; ok {
+		t.Errorf("a request without a query has url.query")
+	}
 	if srv.Status().Code != codes.Unset {
 		t.Errorf("status %v, want unset", srv.Status())
 	}
@@ -116,7 +119,7 @@ func testServerSpanAndMetrics(t *testing.T, e celeris.Engine, p protocol) {
 		t.Errorf("http.server.active_requests during the request = %d, want 1", activeSeen)
 	}
 
-	resp, err = client.Post("http://"+addr+"/fail", "text/plain", strings.NewReader("0123456789"))
+	resp, err = client.Post("http://"+addr+"/fail?q=a%20b&sig=s3cr3t&x", "text/plain", strings.NewReader("0123456789"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,6 +137,8 @@ func testServerSpanAndMetrics(t *testing.T, e celeris.Engine, p protocol) {
 	wantAttrs(t, "5xx span", attrs(fail.Attributes()), map[string]any{
 		"http.response.status_code": int64(500),
 		"error.type":                "500",
+		"url.path":                  "/fail",
+		"url.query":                 "q=a%20b&sig=REDACTED&x",
 	})
 
 	resp, err = client.Get("http://" + addr + "/nowhere")

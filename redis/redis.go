@@ -21,9 +21,9 @@ package celerisredis
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
-	"github.com/celeris-dev/celeris/middleware/ratelimit"
 	"github.com/celeris-dev/celeris/middleware/session"
 	goredis "github.com/redis/go-redis/v9"
 )
@@ -32,23 +32,39 @@ import (
 type SessionStore struct {
 	client goredis.UniversalClient
 	prefix string
+	dl     deadline
 }
 
 var _ session.Store = (*SessionStore)(nil)
 
 // NewSessionStore returns a store keeping sessions under prefix ["session:"]
 // in client's database.
+//
+// Load, Save and Delete return by the request's deadline (a timeout
+// middleware's), or after DefaultTimeout when the request has no earlier one,
+// even when Redis stalls (ErrTimeout): configure the client with
+// ContextTimeoutEnabled so that go-redis itself stops at the deadline; a client
+// without it is waited for on a goroutine per call.
 func NewSessionStore(client goredis.UniversalClient, prefix string) *SessionStore {
 	if prefix == "" {
 		prefix = "session:"
 	}
-	return &SessionStore{client: client, prefix: prefix}
+	return &SessionStore{client: client, prefix: prefix, dl: newDeadline(client)}
+}
+
+// WithTimeout sets the bound of a call whose context has no earlier deadline
+// [DefaultTimeout]; 0 or less leaves such a call unbounded. Call it before the
+// store is used; it returns s.
+func (s *SessionStore) WithTimeout(d time.Duration) *SessionStore {
+	s.dl.timeout = max(d, 0)
+	return s
 }
 
 // Load implements session.Store: GET, and session.ErrNotFound for a missing
 // (or expired) key.
 func (s *SessionStore) Load(ctx context.Context, id string) ([]byte, error) {
-	b, err := s.client.Get(ctx, s.prefix+id).Bytes()
+	key := s.prefix + id
+	b, err := do(ctx, s.dl, func(ctx context.Context) ([]byte, error) { return s.client.Get(ctx, key).Bytes() })
 	if errors.Is(err, goredis.Nil) {
 		return nil, session.ErrNotFound
 	}
@@ -57,83 +73,19 @@ func (s *SessionStore) Load(ctx context.Context, id string) ([]byte, error) {
 
 // Save implements session.Store: SET with PX ttl (at least a millisecond).
 func (s *SessionStore) Save(ctx context.Context, id string, data []byte, ttl time.Duration) error {
-	return s.client.Set(ctx, s.prefix+id, data, max(ttl, time.Millisecond)).Err()
+	key := s.prefix + id
+	if !s.dl.direct {
+		data = slices.Clone(data) // the call may outlive Save, and the caller reuse data
+	}
+	_, err := do(ctx, s.dl, func(ctx context.Context) (struct{}, error) {
+		return struct{}{}, s.client.Set(ctx, key, data, max(ttl, time.Millisecond)).Err()
+	})
+	return err
 }
 
 // Delete implements session.Store: DEL.
 func (s *SessionStore) Delete(ctx context.Context, id string) error {
-	return s.client.Del(ctx, s.prefix+id).Err()
-}
-
-// RateLimitStore is a ratelimit.Store in Redis. It is safe for concurrent use.
-type RateLimitStore struct {
-	client goredis.UniversalClient
-	prefix string
-}
-
-var _ ratelimit.Store = (*RateLimitStore)(nil)
-
-// NewRateLimitStore returns a store keeping buckets under prefix ["ratelimit:"]
-// in client's database.
-func NewRateLimitStore(client goredis.UniversalClient, prefix string) *RateLimitStore {
-	if prefix == "" {
-		prefix = "ratelimit:"
-	}
-	return &RateLimitStore{client: client, prefix: prefix}
-}
-
-// takeScript takes a token from the bucket KEYS[1] of rate ARGV[1] tokens per
-// second and size ARGV[2], on Redis's clock, in microseconds. It returns
-// {allowed (0/1), whole tokens left, µs until a token when refused, µs until
-// full, µs until one more whole token}.
-// Tokens are stored as a string to keep their fraction (Lua numbers returned to
-// Redis are truncated to integers).
-var takeScript = goredis.NewScript(`
-local rate = tonumber(ARGV[1])
-local burst = tonumber(ARGV[2])
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local b = redis.call('HMGET', KEYS[1], 'tokens', 'ts')
-local tokens = tonumber(b[1])
-local ts = tonumber(b[2])
-if tokens == nil or ts == nil then
-  tokens = burst
-  ts = now
-end
-tokens = math.min(burst, tokens + math.max(0, now - ts) * rate / 1000000)
-local allowed = 0
-local retry = 0
-if tokens >= 1 then
-  tokens = tokens - 1
-  allowed = 1
-else
-  retry = math.ceil((1 - tokens) * 1000000 / rate)
-end
-local reset = math.ceil((burst - tokens) * 1000000 / rate)
-local nxt = 0
-if tokens < burst then
-  nxt = math.ceil((math.floor(tokens) + 1 - tokens) * 1000000 / rate)
-end
-redis.call('HSET', KEYS[1], 'tokens', string.format('%.17g', tokens), 'ts', string.format('%d', now))
-redis.call('PEXPIRE', KEYS[1], math.ceil(reset / 1000) + 1)
-return {allowed, math.floor(tokens), retry, reset, nxt}
-`)
-
-// Take implements ratelimit.Store with one EVALSHA (EVAL when Redis does not
-// have the script yet).
-func (s *RateLimitStore) Take(ctx context.Context, key string, l ratelimit.Limit) (ratelimit.Result, error) {
-	vals, err := takeScript.Run(ctx, s.client, []string{s.prefix + key}, l.Rate, l.Burst).Int64Slice()
-	if err != nil {
-		return ratelimit.Result{}, err
-	}
-	if len(vals) != 5 {
-		return ratelimit.Result{}, errors.New("celerisredis: unexpected script reply")
-	}
-	return ratelimit.Result{
-		Allowed:    vals[0] == 1,
-		Remaining:  int(vals[1]),
-		RetryAfter: time.Duration(vals[2]) * time.Microsecond,
-		Reset:      time.Duration(vals[3]) * time.Microsecond,
-		Next:       time.Duration(vals[4]) * time.Microsecond,
-	}, nil
+	key := s.prefix + id
+	_, err := do(ctx, s.dl, func(ctx context.Context) (struct{}, error) { return struct{}{}, s.client.Del(ctx, key).Err() })
+	return err
 }

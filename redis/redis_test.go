@@ -19,6 +19,7 @@ import (
 
 	"github.com/celeris-dev/celeris"
 	"github.com/celeris-dev/celeris/celeristest"
+	"github.com/celeris-dev/celeris/internal/testkit"
 	"github.com/celeris-dev/celeris/middleware/ratelimit"
 	"github.com/celeris-dev/celeris/middleware/session"
 	celerisredis "github.com/celeris-dev/celeris/redis"
@@ -179,13 +180,16 @@ func TestRateLimitStore(t *testing.T) {
 	rdb := startRedis(t)
 	store := celerisredis.NewRateLimitStore(rdb, "test:rl:")
 	ok := func(c *celeris.Context) error { return c.String(200, "ok") }
+	// The servers log where the limiters do: a failure is logged once in all.
+	var logs testkit.Log
+	logger := slog.New(slog.NewTextHandler(&logs, nil))
 	register := func(s *celeris.Server) {
-		s.GET("/", ok, ratelimit.New(ratelimit.Config{Rate: 0.01, Burst: 3, Store: store, RateLimitHeaders: true, Logger: discard}))
-		s.GET("/open", ok, ratelimit.New(ratelimit.Config{Rate: 0.01, Burst: 3, Store: store, FailOpen: true, Logger: discard,
+		s.GET("/", ok, ratelimit.New(ratelimit.Config{Rate: 0.01, Burst: 3, Store: store, RateLimitHeaders: true, Logger: logger}))
+		s.GET("/open", ok, ratelimit.New(ratelimit.Config{Rate: 0.01, Burst: 3, Store: store, FailOpen: true, Logger: logger,
 			KeyFunc: ratelimit.ByHeader("X-Key")}))
 	}
-	_, a := celeristest.Serve(t, quiet(), register)
-	_, b := celeristest.Serve(t, quiet(), register)
+	_, a := celeristest.Serve(t, celeris.Config{Logger: logger}, register)
+	_, b := celeristest.Serve(t, celeris.Config{Logger: logger}, register)
 	tr := &http.Transport{}
 	defer tr.CloseIdleConnections()
 	client := &http.Client{Transport: tr, Timeout: 10 * time.Second}
@@ -210,9 +214,10 @@ func TestRateLimitStore(t *testing.T) {
 			}
 		}
 	}
+	// The default key is the client's address as text, which redis-cli finds.
 	keys := rdb.Keys(context.Background(), "test:rl:*").Val()
-	if len(keys) != 1 || !strings.HasPrefix(keys[0], "test:rl:") {
-		t.Fatalf("keys %q", keys)
+	if len(keys) != 1 || keys[0] != "test:rl:ip:127.0.0.1" {
+		t.Fatalf("keys %q, want [test:rl:ip:127.0.0.1]", keys)
 	}
 	if ttl := rdb.PTTL(context.Background(), keys[0]).Val(); ttl < 299*time.Second || ttl > 301*time.Second {
 		t.Errorf("bucket TTL %v, want the 300 s to refill", ttl)
@@ -227,6 +232,9 @@ func TestRateLimitStore(t *testing.T) {
 		t.Errorf("Redis down, FailOpen: %v %v", resp, err)
 	} else {
 		resp.Body.Close()
+	}
+	if n := strings.Count(logs.String(), "\n"); n != 2 || strings.Count(logs.String(), "ratelimit: store failed") != 2 {
+		t.Errorf("two failed requests, %d log records, want 2: %s", n, logs.String())
 	}
 }
 

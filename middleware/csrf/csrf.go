@@ -28,6 +28,11 @@
 // __Host- prefix (RFC 6265bis §4.1.3.2: Secure, Path=/, no Domain) so that a
 // sibling subdomain cannot plant a cookie of its own.
 //
+// Pages rendered by celeris.HTMLTemplates call {{csrfField}} for the hidden
+// input (<input type="hidden" name="csrf_token" value="...">, "" outside token
+// mode) and {{csrfToken}} for the token alone (a <meta> element for scripts),
+// without the handler passing the token in its data.
+//
 // Refused requests get 403 Forbidden through the server's error handler.
 package csrf
 
@@ -35,6 +40,8 @@ import (
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/base64"
+	"html"
+	"html/template"
 	"net/http"
 	"net/url"
 	"strings"
@@ -67,6 +74,29 @@ type Config struct {
 
 // TokenKey is the Context key of the request's token (token mode).
 const TokenKey = "csrf.token"
+
+// fieldKey is the Context key of Config.FormField, for csrfField.
+const fieldKey = "csrf.field"
+
+func init() {
+	celeris.RegisterTemplateFunc("csrfToken", func(c *celeris.Context) any { return Token(c) })
+	celeris.RegisterTemplateFunc("csrfField", func(c *celeris.Context) any { return Field(c) })
+}
+
+// Field returns the hidden form input carrying the request's token, "" outside
+// token mode: <input type="hidden" name="csrf_token" value="...">, with
+// Config.FormField as the name. Templates rendered by celeris.HTMLTemplates call
+// it as {{csrfField}}.
+func Field(c *celeris.Context) template.HTML {
+	token := Token(c)
+	if token == "" {
+		return ""
+	}
+	name, _ := c.Get(fieldKey)
+	field, _ := name.(string)
+	// The token is base64url: nothing in it needs escaping.
+	return template.HTML(`<input type="hidden" name="` + html.EscapeString(field) + `" value="` + token + `">`)
+}
 
 // Errors of a refused request, answered as 403 by the server's error handler.
 var (
@@ -108,6 +138,7 @@ func New(cfg Config) celeris.MiddlewareFunc {
 			var hadCookie bool
 			if cfg.Token {
 				token, hadCookie = cfg.issue(c)
+				c.Set(fieldKey, cfg.FormField)
 			}
 			switch Check(c.Method(), c.Host(), c.Header("Sec-Fetch-Site"), c.Header("Origin"), trusted) {
 			case Allowed:

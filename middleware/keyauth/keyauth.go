@@ -9,11 +9,17 @@
 // one matched), or by Config.Validator.
 //
 // A request without a key, or with a wrong one, gets 401 Unauthorized through the
-// server's error handler (a *celeris.HTTPError). When the key is read from an
-// Authorization scheme the answer carries a challenge of that scheme (RFC 9110
-// §11.6.1: a 401 must carry WWW-Authenticate):
+// server's error handler (a *celeris.HTTPError), with the challenge RFC 9110
+// §11.6.1 requires of every 401. When the key is read from an Authorization
+// scheme the challenge is of that scheme (RFC 6750 §3):
 //
 //	WWW-Authenticate: Bearer realm="Restricted", error="invalid_token"
+//
+// For a key in a header, query parameter or cookie it is of the scheme "ApiKey",
+// whose parameters say where the key goes, as an OpenAPI apiKey security scheme
+// does (in: header, query or cookie; name):
+//
+//	WWW-Authenticate: ApiKey realm="Restricted", in="header", name="X-API-Key"
 //
 // The name that Config.Keys gives the accepted key (or what Validator returns) is
 // stored in the Context under Config.ContextKey ("apikey"); Name reads it, and
@@ -83,6 +89,7 @@ func New(cfg Config) celeris.MiddlewareFunc {
 		cfg.Lookup = "header:X-API-Key"
 	}
 	extract, scheme := extractor(cfg.Lookup)
+	where, name, _ := strings.Cut(cfg.Lookup, ":")
 	validate := cfg.Validator
 	if validate == nil {
 		entries := make([]entry, 0, len(cfg.Keys))
@@ -105,7 +112,9 @@ func New(cfg Config) celeris.MiddlewareFunc {
 	}
 	missing := celeris.NewHTTPError(http.StatusUnauthorized, "missing API key")
 	invalid := celeris.NewHTTPError(http.StatusUnauthorized, "invalid API key")
-	var challengeMissing, challengeInvalid string
+	// RFC 9110 §11.6.1: a 401 carries at least one challenge.
+	challengeMissing := "ApiKey realm=" + quote(cfg.Realm) + ", in=" + quote(where) + ", name=" + quote(name)
+	challengeInvalid := challengeMissing
 	if scheme != "" {
 		// RFC 6750 §3: no error code when the request carried no credentials.
 		challengeMissing = scheme + " realm=" + quote(cfg.Realm)
@@ -118,9 +127,7 @@ func New(cfg Config) celeris.MiddlewareFunc {
 			}
 			key := extract(c)
 			if key == "" || len(key) > maxKey {
-				if challengeMissing != "" {
-					c.SetHeader("WWW-Authenticate", challengeMissing)
-				}
+				c.SetHeader("WWW-Authenticate", challengeMissing)
 				return missing
 			}
 			name, ok, err := validate(c, key)
@@ -128,9 +135,7 @@ func New(cfg Config) celeris.MiddlewareFunc {
 				return err
 			}
 			if !ok {
-				if challengeInvalid != "" {
-					c.SetHeader("WWW-Authenticate", challengeInvalid)
-				}
+				c.SetHeader("WWW-Authenticate", challengeInvalid)
 				return invalid
 			}
 			if cfg.ContextKey != "-" {

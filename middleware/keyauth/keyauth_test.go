@@ -35,6 +35,8 @@ func TestKeyAuth(t *testing.T) {
 			},
 		}))
 	})
+	// RFC 9110 §11.6.1: every 401 carries WWW-Authenticate.
+	const hdrChallenge = `ApiKey realm="Restricted", in="header", name="X-API-Key"`
 	tests := []struct {
 		name, path string
 		header     http.Header
@@ -44,10 +46,10 @@ func TestKeyAuth(t *testing.T) {
 	}{
 		{name: "header ok", path: "/header", header: mwtest.H("X-API-Key", "k-alice-0123456789"), status: 200, body: "hello alice"},
 		{name: "header second key", path: "/header", header: mwtest.H("X-API-Key", "k-bob"), status: 200, body: "hello bob"},
-		{name: "header prefix of key", path: "/header", header: mwtest.H("X-API-Key", "k-alice"), status: 401, body: "invalid API key"},
-		{name: "header wrong", path: "/header", header: mwtest.H("X-API-Key", "nope"), status: 401, body: "invalid API key"},
-		{name: "header missing", path: "/header", status: 401, body: "missing API key"},
-		{name: "header huge", path: "/header", header: mwtest.H("X-API-Key", strings.Repeat("k", 5000)), status: 401, body: "missing API key"},
+		{name: "header prefix of key", path: "/header", header: mwtest.H("X-API-Key", "k-alice"), status: 401, body: "invalid API key", challenge: hdrChallenge},
+		{name: "header wrong", path: "/header", header: mwtest.H("X-API-Key", "nope"), status: 401, body: "invalid API key", challenge: hdrChallenge},
+		{name: "header missing", path: "/header", status: 401, body: "missing API key", challenge: hdrChallenge},
+		{name: "header huge", path: "/header", header: mwtest.H("X-API-Key", strings.Repeat("k", 5000)), status: 401, body: "missing API key", challenge: hdrChallenge},
 		{name: "bearer ok", path: "/bearer", header: mwtest.H("Authorization", "Bearer k-bob"), status: 200, body: "hello bob"},
 		{name: "bearer scheme case", path: "/bearer", header: mwtest.H("Authorization", "bEARER   k-bob"), status: 200, body: "hello bob"},
 		{name: "bearer wrong", path: "/bearer", header: mwtest.H("Authorization", "Bearer k-eve"), status: 401,
@@ -56,13 +58,13 @@ func TestKeyAuth(t *testing.T) {
 		{name: "bearer other scheme", path: "/bearer", header: mwtest.H("Authorization", "Basic k-bob"), status: 401, challenge: `Bearer realm="api"`},
 		{name: "bearer glued", path: "/bearer", header: mwtest.H("Authorization", "Bearerk-bob"), status: 401, challenge: `Bearer realm="api"`},
 		{name: "query ok", path: "/query?api_key=k-bob", status: 200, body: "hello bob"},
-		{name: "query wrong", path: "/query?api_key=x", status: 401},
+		{name: "query wrong", path: "/query?api_key=x", status: 401, challenge: `ApiKey realm="Restricted", in="query", name="api_key"`},
 		{name: "cookie ok", path: "/cookie", header: mwtest.H("Cookie", "a=b; key=k-bob"), status: 200, body: "hello bob"},
-		{name: "cookie missing", path: "/cookie", header: mwtest.H("Cookie", "a=b"), status: 401},
+		{name: "cookie missing", path: "/cookie", header: mwtest.H("Cookie", "a=b"), status: 401, challenge: `ApiKey realm="Restricted", in="cookie", name="key"`},
 		{name: "skipped", path: "/skip", header: mwtest.H("X-Internal", "1"), status: 200, body: "hello "},
-		{name: "not skipped", path: "/skip", status: 401},
+		{name: "not skipped", path: "/skip", status: 401, challenge: hdrChallenge},
 		{name: "validator ok", path: "/validator", header: mwtest.H("X-API-Key", "good1"), status: 200, body: "hello v:good1"},
-		{name: "validator refuses", path: "/validator", header: mwtest.H("X-API-Key", "bad"), status: 401},
+		{name: "validator refuses", path: "/validator", header: mwtest.H("X-API-Key", "bad"), status: 401, challenge: hdrChallenge},
 		{name: "validator error", path: "/validator", header: mwtest.H("X-API-Key", "broken"), status: 500},
 		{name: "validator http error", path: "/validator", header: mwtest.H("X-API-Key", "teapot"), status: 418, body: "short and stout"},
 	}

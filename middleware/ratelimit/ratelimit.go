@@ -14,14 +14,23 @@
 // an API key, ByContextValue for the user an authentication middleware stored
 // (basicauth's "user", keyauth's "apikey", jwt's subject), FirstOf to fall back
 // from one to the next (a user's bucket when logged in, the IP's otherwise).
+// Each KeyFunc's keys start with their kind ("ip:", "h:<header>:",
+// "v:<context key>:"), so a user named "billing" and an API client named
+// "billing" never share a bucket.
+//
+// With a Store other than the MemoryStore the default key is "ip:" and the
+// address as text ("ip:192.0.2.1", IPv4-mapped addresses as IPv4), which an
+// operator finds and clears with redis-cli (KEYS / DEL "ratelimit:ip:192.0.2.1").
 //
 // # Stores
 //
 // Buckets live in a Store. The default is a MemoryStore per Limiter; Config.Store
 // takes another one, such as the Redis store of the module
 // github.com/celeris-dev/celeris/redis, whose buckets several server instances
-// share. A store that fails makes the request a 503, or, with FailOpen, lets it
-// through; either way Config.Logger records the failure once per request.
+// share. A store that fails makes the request a 503 (a *celeris.DependencyError,
+// so errors.Is(err, celeris.ErrDependency)), or, with FailOpen, lets it through;
+// either way Config.Logger records the failure once per request, and the
+// server's error handler does not log it again.
 //
 // # Headers
 //
@@ -43,7 +52,8 @@
 // Cost: with the default MemoryStore and key, one clock read and one map lookup
 // under a shard lock per request, and nothing allocated except when a new client's
 // bucket is created (the default key is the IP's bytes, not its text; a request
-// carrying forwarding headers allocates to parse them). A KeyFunc returning a
+// carrying forwarding headers allocates to parse them). With another Store the
+// default key is text, one allocation. A KeyFunc returning a
 // fresh string allocates that string.
 package ratelimit
 
@@ -203,7 +213,7 @@ func (l *Limiter) Middleware() celeris.MiddlewareFunc {
 				if l.mem != nil {
 					r = l.mem.take(key, l.limit)
 				} else {
-					r, err = l.store.Take(c.Context(), string(key), l.limit)
+					r, err = l.store.Take(c.Context(), clientKeyText(c), l.limit)
 				}
 			}
 			if err != nil {
@@ -212,7 +222,7 @@ func (l *Limiter) Middleware() celeris.MiddlewareFunc {
 				if l.cfg.FailOpen {
 					return next(c)
 				}
-				return &celeris.HTTPError{Code: http.StatusServiceUnavailable, Err: err}
+				return &celeris.DependencyError{Name: "ratelimit store", Err: err, Logged: true}
 			}
 			if l.cfg.Headers {
 				c.SetHeader("X-RateLimit-Limit", l.limitHdr)
@@ -282,6 +292,24 @@ func clientKey(c *celeris.Context, dst []byte) []byte {
 		return append(dst, s...)
 	}
 	return appendAddr(dst, a)
+}
+
+// clientKeyText is the default key for a Store other than the MemoryStore:
+// "ip:" and the address clientKey finds, as text.
+func clientKeyText(c *celeris.Context) string {
+	if c.Header("X-Forwarded-For") == "" && c.Header("Forwarded") == "" {
+		if a, ok := c.RemoteAddr().(*net.TCPAddr); ok {
+			if ip, ok := netip.AddrFromSlice(a.IP); ok {
+				return "ip:" + ip.Unmap().String()
+			}
+		}
+		return "ip:" + string(ipKey(c.RemoteAddr(), nil))
+	}
+	s := c.ClientIP()
+	if a, err := netip.ParseAddr(s); err == nil {
+		return "ip:" + a.Unmap().String()
+	}
+	return "ip:" + s
 }
 
 func appendAddr(dst []byte, ip netip.Addr) []byte {

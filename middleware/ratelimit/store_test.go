@@ -27,7 +27,7 @@ func (s *recordingStore) Take(ctx context.Context, key string, l ratelimit.Limit
 	s.mu.Lock()
 	s.keys = append(s.keys, key)
 	s.mu.Unlock()
-	if key == "h:fail" {
+	if key == "h:x-api-key:fail" {
 		return ratelimit.Result{}, errors.New("store down")
 	}
 	return s.mem.Take(ctx, key, l)
@@ -87,10 +87,22 @@ func TestKeysAndStore(t *testing.T) {
 			return next(c)
 		}
 	}
-	quiet := celeris.Config{Logger: slog.New(slog.DiscardHandler)}
+	// The server logs where the limiter does: a failure is logged once in all.
 	var logs mwtest.LogBuffer
 	logger := slog.New(slog.NewTextHandler(&logs, nil))
-	_, addr := mwtest.StartConfig(t, quiet, func(s *celeris.Server) {
+	// A JWT subject and an API client of the same name.
+	subject := func(next celeris.HandlerFunc) celeris.HandlerFunc {
+		return func(c *celeris.Context) error {
+			if v := c.Header("X-Sub"); v != "" {
+				c.Set("jwt.sub", v)
+			}
+			if v := c.Header("X-Client"); v != "" {
+				c.Set("apikey", v)
+			}
+			return next(c)
+		}
+	}
+	_, addr := mwtest.StartConfig(t, celeris.Config{Logger: logger}, func(s *celeris.Server) {
 		s.GET("/apikey", ok, ratelimit.New(ratelimit.Config{Rate: 0.001, Burst: 1, Store: store, Logger: logger,
 			KeyFunc: ratelimit.ByHeader("X-API-Key")}))
 		s.GET("/open", ok, ratelimit.New(ratelimit.Config{Rate: 0.001, Burst: 1, Store: store, FailOpen: true, Logger: logger,
@@ -98,6 +110,8 @@ func TestKeysAndStore(t *testing.T) {
 		s.GET("/user", ok, auth, ratelimit.New(ratelimit.Config{Rate: 0.001, Burst: 1, Store: store,
 			KeyFunc: ratelimit.FirstOf(ratelimit.ByContextValue("user"), ratelimit.ByClientIP)}))
 		s.GET("/default", ok, ratelimit.New(ratelimit.Config{Rate: 0.001, Burst: 1, Store: store}))
+		s.GET("/principal", ok, subject, ratelimit.New(ratelimit.Config{Rate: 0.001, Burst: 1, Store: store,
+			KeyFunc: ratelimit.FirstOf(ratelimit.ByContextValue("jwt.sub"), ratelimit.ByContextValue("apikey"))}))
 	})
 	client := mwtest.Client(t)
 	get := func(path string, h http.Header) int {
@@ -111,24 +125,29 @@ func TestKeysAndStore(t *testing.T) {
 		status int
 		key    string
 	}{
-		{path: "/apikey", header: mwtest.H("X-API-Key", "k1"), status: 200, key: "h:k1"},
-		{path: "/apikey", header: mwtest.H("X-API-Key", "k1"), status: 429, key: "h:k1"},
-		{path: "/apikey", header: mwtest.H("X-API-Key", "k2"), status: 200, key: "h:k2"},
-		{path: "/apikey", header: mwtest.H("X-API-Key", "fail"), status: 503, key: "h:fail"},
-		{path: "/open", header: mwtest.H("X-API-Key", "fail"), status: 200, key: "h:fail"},
-		{path: "/user", header: mwtest.H("X-User", "alice"), status: 200, key: "v:alice"},
-		{path: "/user", header: mwtest.H("X-User", "alice"), status: 429, key: "v:alice"},
-		{path: "/user", header: mwtest.H("X-User", "bob"), status: 200, key: "v:bob"},
-		{path: "/user", status: 200, key: "ip:127.0.0.1"},
+		{path: "/apikey", header: mwtest.H("X-API-Key", "k1"), status: 200, key: "h:x-api-key:k1"},
+		{path: "/apikey", header: mwtest.H("X-API-Key", "k1"), status: 429, key: "h:x-api-key:k1"},
+		{path: "/apikey", header: mwtest.H("X-API-Key", "k2"), status: 200, key: "h:x-api-key:k2"},
+		{path: "/apikey", header: mwtest.H("X-API-Key", "fail"), status: 503, key: "h:x-api-key:fail"},
+		{path: "/open", header: mwtest.H("X-API-Key", "fail"), status: 200, key: "h:x-api-key:fail"},
+		{path: "/user", header: mwtest.H("X-User", "alice"), status: 200, key: "v:user:alice"},
+		{path: "/user", header: mwtest.H("X-User", "alice"), status: 429, key: "v:user:alice"},
+		{path: "/user", header: mwtest.H("X-User", "bob"), status: 200, key: "v:user:bob"},
+		{path: "/principal", header: mwtest.H("X-Sub", "billing"), status: 200, key: "v:jwt.sub:billing"},
+		{path: "/principal", header: mwtest.H("X-Client", "billing"), status: 200, key: "v:apikey:billing"},
+		{path: "/principal", header: mwtest.H("X-Client", "billing"), status: 429, key: "v:apikey:billing"},
+		// The default key, as text for a Store other than the MemoryStore, is
+		// ByClientIP's: one bucket per client in a Store they share.
+		{path: "/default", status: 200, key: "ip:127.0.0.1"},
 		{path: "/user", status: 429, key: "ip:127.0.0.1"},
-		{path: "/default", status: 200, key: "\x7f\x00\x00\x01"},
 	} {
 		if got := get(tt.path, tt.header); got != tt.status || store.last() != tt.key {
 			t.Errorf("%s %v: %d key %q, want %d %q", tt.path, tt.header, got, store.last(), tt.status, tt.key)
 		}
 	}
 	// One record per failed request: the 503 and the fail-open one.
-	if n := strings.Count(logs.String(), "ratelimit: store failed"); n != 2 || !strings.Contains(logs.String(), "store down") {
+	if n := strings.Count(logs.String(), "\n"); n != 2 || strings.Count(logs.String(), "ratelimit: store failed") != 2 ||
+		!strings.Contains(logs.String(), "store down") {
 		t.Errorf("%d records: %s", n, logs.String())
 	}
 }

@@ -5,11 +5,15 @@
 // Cross-Origin-Resource-Policy.
 //
 // The defaults are safe for an application that serves its own pages and frames
-// none: every header but CSP is on. CSP has no default, since only the
-// application knows which origins its pages load from; a policy containing
+// none: every header but HSTS and CSP is on. HSTS is on when HSTSMaxAge is
+// positive (HSTSYear is the usual value): as in unrolled/secure and Echo, zero
+// means off, since a browser that saw HSTS refuses plaintext to the host for
+// max-age. CSP has no default, since only the application knows which origins
+// its pages load from; a policy containing
 // "{nonce}" gets a fresh random nonce per request in its place, which Nonce returns
 // for the page's inline <script nonce="..."> and <style nonce="..."> elements (pass
-// it to the template with the data):
+// it to the template with the data, or call the template function "cspNonce",
+// which celeris.HTMLTemplates provides):
 //
 //	s.Use(secure.New(secure.Config{
 //		ContentSecurityPolicy: "default-src 'self'; script-src 'self' 'nonce-{nonce}'",
@@ -29,6 +33,7 @@ package secure
 import (
 	"crypto/rand"
 	"encoding/base64"
+	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -39,8 +44,8 @@ import (
 // Config configures the middleware. Zero values mean the defaults in brackets;
 // for the string fields, "-" sends no header.
 type Config struct {
-	// HSTSMaxAge is Strict-Transport-Security's max-age; negative sends no HSTS
-	// [365 days].
+	// HSTSMaxAge is Strict-Transport-Security's max-age, sent when positive
+	// (HSTSYear: a year); zero or negative sends no HSTS [0: none].
 	HSTSMaxAge time.Duration
 	// HSTSIncludeSubdomains adds includeSubDomains (RFC 6797 §6.1.2): every
 	// subdomain must then serve HTTPS too [false].
@@ -74,53 +79,22 @@ type Config struct {
 	Skip func(c *celeris.Context) bool
 }
 
+// HSTSYear is a year, the max-age hstspreload.org asks for and the usual
+// HSTSMaxAge.
+const HSTSYear = 365 * 24 * time.Hour
+
 // NonceKey is the Context key under which the request's CSP nonce is stored.
 const NonceKey = "secure.nonce"
+
+func init() {
+	celeris.RegisterTemplateFunc("cspNonce", func(c *celeris.Context) any { return Nonce(c) })
+}
 
 type field struct{ name, value string }
 
 // New returns the middleware.
 func New(cfg Config) celeris.MiddlewareFunc {
-	def := func(v *string, d string) {
-		if *v == "" {
-			*v = d
-		}
-	}
-	def(&cfg.ContentTypeNosniff, "nosniff")
-	def(&cfg.FrameOptions, "DENY")
-	def(&cfg.ReferrerPolicy, "strict-origin-when-cross-origin")
-	def(&cfg.CrossOriginOpenerPolicy, "same-origin")
-	def(&cfg.CrossOriginResourcePolicy, "same-origin")
-	def(&cfg.CrossOriginEmbedderPolicy, "-")
-	def(&cfg.PermissionsPolicy, "-")
-	if cfg.HSTSMaxAge == 0 {
-		cfg.HSTSMaxAge = 365 * 24 * time.Hour
-	}
-	var static []field
-	add := func(name, v string) {
-		if v != "-" {
-			static = append(static, field{name, v})
-		}
-	}
-	add("X-Content-Type-Options", cfg.ContentTypeNosniff)
-	add("X-Frame-Options", cfg.FrameOptions)
-	add("Referrer-Policy", cfg.ReferrerPolicy)
-	add("Cross-Origin-Opener-Policy", cfg.CrossOriginOpenerPolicy)
-	add("Cross-Origin-Resource-Policy", cfg.CrossOriginResourcePolicy)
-	add("Cross-Origin-Embedder-Policy", cfg.CrossOriginEmbedderPolicy)
-	add("Permissions-Policy", cfg.PermissionsPolicy)
-	cspName := "Content-Security-Policy"
-	if cfg.CSPReportOnly {
-		cspName = "Content-Security-Policy-Report-Only"
-	}
-	cspNonce := ""
-	if p := cfg.ContentSecurityPolicy; p != "" && p != "-" {
-		if strings.Contains(p, "{nonce}") {
-			cspNonce = p
-		} else {
-			static = append(static, field{cspName, p})
-		}
-	}
+	static, cspName, cspNonce := cfg.fields()
 	hsts := ""
 	if cfg.HSTSMaxAge > 0 {
 		hsts = HSTS(cfg.HSTSMaxAge, cfg.HSTSIncludeSubdomains, cfg.HSTSPreload)
@@ -146,9 +120,95 @@ func New(cfg Config) celeris.MiddlewareFunc {
 	}
 }
 
+// fields applies cfg's defaults and returns the fields set on every answer,
+// the CSP field's name, and the policy when it holds "{nonce}" ("" otherwise).
+func (cfg *Config) fields() (static []field, cspName, cspNonce string) {
+	def := func(v *string, d string) {
+		if *v == "" {
+			*v = d
+		}
+	}
+	def(&cfg.ContentTypeNosniff, "nosniff")
+	def(&cfg.FrameOptions, "DENY")
+	def(&cfg.ReferrerPolicy, "strict-origin-when-cross-origin")
+	def(&cfg.CrossOriginOpenerPolicy, "same-origin")
+	def(&cfg.CrossOriginResourcePolicy, "same-origin")
+	def(&cfg.CrossOriginEmbedderPolicy, "-")
+	def(&cfg.PermissionsPolicy, "-")
+	add := func(name, v string) {
+		if v != "-" {
+			static = append(static, field{name, v})
+		}
+	}
+	add("X-Content-Type-Options", cfg.ContentTypeNosniff)
+	add("X-Frame-Options", cfg.FrameOptions)
+	add("Referrer-Policy", cfg.ReferrerPolicy)
+	add("Cross-Origin-Opener-Policy", cfg.CrossOriginOpenerPolicy)
+	add("Cross-Origin-Resource-Policy", cfg.CrossOriginResourcePolicy)
+	add("Cross-Origin-Embedder-Policy", cfg.CrossOriginEmbedderPolicy)
+	add("Permissions-Policy", cfg.PermissionsPolicy)
+	cspName = "Content-Security-Policy"
+	if cfg.CSPReportOnly {
+		cspName = "Content-Security-Policy-Report-Only"
+	}
+	if p := cfg.ContentSecurityPolicy; p != "" && p != "-" {
+		if strings.Contains(p, "{nonce}") {
+			cspNonce = p
+		} else {
+			static = append(static, field{cspName, p})
+		}
+	}
+	return static, cspName, cspNonce
+}
+
+// RefusalHeader returns a celeris.Config.RefusalHeader giving the answers the
+// server makes without running middleware (400, 414, 431, ... from the protocol
+// layers; see celeris.Config.RefusalHeader) the headers New would set from cfg,
+// merged with those of next (nil: none), such as requestid.RefusalHeader:
+//
+//	secureCfg := secure.Config{ContentSecurityPolicy: "default-src 'self'"}
+//	s := celeris.New(celeris.Config{RefusalHeader: secure.RefusalHeader(secureCfg, requestid.RefusalHeader)})
+//	s.Use(secure.New(secureCfg))
+//
+// Two of them are left out: HSTS, since the function is not told whether the
+// connection is HTTPS (a browser keeps the HSTS of the host's other answers), and
+// a policy with "{nonce}", replaced by "default-src 'none'" as the refusal's
+// plain text body needs nothing.
+func RefusalHeader(cfg Config, next func(status int) http.Header) func(status int) http.Header {
+	cfg.HSTSMaxAge = 0
+	if strings.Contains(cfg.ContentSecurityPolicy, "{nonce}") {
+		cfg.ContentSecurityPolicy = "default-src 'none'"
+	}
+	static, _, _ := cfg.fields()
+	h := make(http.Header, len(static))
+	for _, f := range static {
+		h[http.CanonicalHeaderKey(f.name)] = []string{f.value}
+	}
+	if next == nil {
+		return func(int) http.Header { return h } // nothing modifies h
+	}
+	return func(status int) http.Header {
+		more := next(status)
+		if len(more) == 0 {
+			return h
+		}
+		out := make(http.Header, len(h)+len(more))
+		for k, v := range h {
+			out[k] = v
+		}
+		for k, v := range more {
+			out[k] = v
+		}
+		return out
+	}
+}
+
 // Nonce returns the request's CSP nonce, "" when the policy has none (or the
-// middleware did not run). It is a fresh base64 string of 128 random bits per
-// request (CSP Level 3 §6.7.2.4 asks for at least 128 bits, unguessable).
+// middleware did not run). It is a fresh string of 128 random bits per request
+// (CSP Level 3 §6.7.2.4 asks for at least 128 bits, unguessable) in unpadded
+// base64url (RFC 4648 §5), which CSP's base64-value grammar admits and which
+// html/template writes into an attribute unescaped (standard base64's "+"
+// would become "&#43;").
 func Nonce(c *celeris.Context) string {
 	v, _ := c.Get(NonceKey)
 	s, _ := v.(string)
@@ -158,7 +218,7 @@ func Nonce(c *celeris.Context) string {
 func newNonce() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
-	return base64.StdEncoding.EncodeToString(b[:])
+	return base64.RawURLEncoding.EncodeToString(b[:])
 }
 
 // HSTS formats a Strict-Transport-Security value (RFC 6797 §6.1): max-age in
