@@ -233,7 +233,7 @@ func (v *verifier) verify(c *celeris.Context) (tok *gjwt.Token, present bool, er
 	}
 	if err != nil {
 		if errors.Is(err, ErrKeySetUnavailable) {
-			return nil, true, &celeris.HTTPError{Code: http.StatusServiceUnavailable, Err: err}
+			return nil, true, &celeris.DependencyError{Name: "jwt key set", Err: err}
 		}
 		desc := v.describe(raw, err)
 		c.SetHeader("WWW-Authenticate", v.challenge+`, error="invalid_token", error_description="`+desc+`"`)

@@ -30,8 +30,16 @@ func (s *SessionStore) userKey(user string) string { return s.prefix + "user:" +
 
 // SaveUser implements session.UserStore in one round trip: SET (with XX for
 // an existing session, so that a request in flight cannot bring back a session
-// DeleteUser ended: session.ErrNotFound) and the index update.
+// DeleteUser ended: session.ErrNotFound) and the index update. It returns by
+// the request's deadline (or the store's timeout) as Save does.
 func (s *SessionStore) SaveUser(ctx context.Context, user, id string, data []byte, ttl time.Duration, existing bool) error {
+	_, err := do(ctx, s.dl, func(ctx context.Context) (struct{}, error) {
+		return struct{}{}, s.saveUser(ctx, user, id, data, ttl, existing)
+	})
+	return err
+}
+
+func (s *SessionStore) saveUser(ctx context.Context, user, id string, data []byte, ttl time.Duration, existing bool) error {
 	ttl = max(ttl, time.Millisecond)
 	pipe := s.client.Pipeline()
 	var set *goredis.BoolCmd
@@ -56,8 +64,16 @@ func (s *SessionStore) SaveUser(ctx context.Context, user, id string, data []byt
 
 // DeleteUser implements session.UserStore: it takes the user's session IDs
 // from the index with SPOP, 128 at a time, and deletes each session, until the
-// index is empty, so that a session saved meanwhile is deleted too.
+// index is empty, so that a session saved meanwhile is deleted too. It
+// returns by the request's deadline (or the store's timeout) as Delete does.
 func (s *SessionStore) DeleteUser(ctx context.Context, user string) error {
+	_, err := do(ctx, s.dl, func(ctx context.Context) (struct{}, error) {
+		return struct{}{}, s.deleteUser(ctx, user)
+	})
+	return err
+}
+
+func (s *SessionStore) deleteUser(ctx context.Context, user string) error {
 	key := s.userKey(user)
 	for {
 		ids, err := s.client.SPopN(ctx, key, 128).Result()

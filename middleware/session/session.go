@@ -130,7 +130,8 @@ var (
 	ErrNoMiddleware = errors.New("session: the session middleware is not installed on this route")
 	// ErrStore wraps every failure of the Store (Load, Save, Delete): the
 	// middleware answers 503 Service Unavailable for it, as for any dependency
-	// that is down, and Get's error is a *celeris.HTTPError 503 wrapping it.
+	// that is down, and Get's error is a *celeris.DependencyError (503,
+	// errors.Is celeris.ErrDependency) wrapping it.
 	ErrStore = errors.New("session: store failed")
 )
 
@@ -257,7 +258,7 @@ var handlerFields = []string{"Content-Type", "Content-Length", "Content-Disposit
 // session does not encode or fit in a cookie, a programmer's error).
 func storeFailure(err error) error {
 	if errors.Is(err, ErrStore) {
-		return &celeris.HTTPError{Code: http.StatusServiceUnavailable, Err: err}
+		return &celeris.DependencyError{Name: "session store", Err: err}
 	}
 	return err
 }
@@ -313,7 +314,7 @@ func (s *Session) load() error {
 		} else if validID(raw) {
 			data, err = m.cfg.Store.Load(s.c.Context(), raw)
 			if err != nil && !errors.Is(err, ErrNotFound) {
-				return &celeris.HTTPError{Code: http.StatusServiceUnavailable, Err: fmt.Errorf("%w: load: %w", ErrStore, err)}
+				return &celeris.DependencyError{Name: "session store", Err: fmt.Errorf("%w: load: %w", ErrStore, err)}
 			}
 		} else {
 			err = errOpen
