@@ -37,8 +37,10 @@ import (
 // sockets for theirs. A socket no address takes stays open for another Server
 // of the process.
 //
-// The gnet engine listens by address only: an inherited plaintext socket is
-// served by the std engine (logged once).
+// An inherited plaintext TCP socket is served by the default engine (epoll on
+// Linux), or by EngineEpoll or EngineStd when Config.Engine names one; the
+// gnet engine listens by address only, so with EngineGnet the std engine
+// serves it (logged once).
 
 // Socket roles: the names that match inherited sockets to a Server's addresses.
 const (

@@ -66,6 +66,8 @@ func TestSocketActivation(t *testing.T) {
 		{name: "named/std", engine: "std", names: "https:http", tlsFirst: true},
 		{name: "unnamed/gnet", engine: "gnet", names: "unknown:unknown"},
 		{name: "ordered/std", engine: "std"},
+		{name: "named/default", engine: "", names: "http:https"},
+		{name: "ordered/epoll", engine: "epoll"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			plainF, plain := listenFile(t)

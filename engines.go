@@ -87,9 +87,17 @@ func (s *Server) newEngines(certFile, keyFile string, tlsOnly bool) error {
 		if ln == nil {
 			ln = s.inherit.plain // an inherited socket (activation.go), or nil
 		}
+		if ln != nil && s.listener == nil && kind == EngineAuto {
+			// An inherited TCP socket goes to the default engine, epoll, which
+			// adopts a TCP listener (gnet listens by address only).
+			if _, tcp := ln.(*net.TCPListener); tcp && epollAvailable {
+				kind = EngineEpoll
+			}
+		}
 		if ln != nil && !(kind == EngineEpoll && epollAvailable) {
 			// StartListener, an inherited socket: the std engine adopts any
-			// listener; the epoll engine a TCP one, when Config.Engine names it.
+			// listener; the epoll engine a TCP one, when Config.Engine names it
+			// (or, for an inherited socket, by default).
 			kind = EngineStd
 		}
 		if kind == EngineAuto {
