@@ -155,6 +155,7 @@ type opConfig struct {
 	responses                map[int]respSpec
 	errors                   []int
 	in                       reflect.Type // Input, for a plain route
+	body                     *respSpec    // Body, for a plain route
 	mw                       []celeris.MiddlewareFunc
 }
 
@@ -217,6 +218,7 @@ func Returns(code int, contentType, description string, body any) Option {
 type respSpec struct {
 	contentType, description string
 	body                     reflect.Type
+	required                 bool // of a request body
 }
 
 func (r respSpec) response(reg *registry, code int) *Response {
@@ -230,6 +232,8 @@ func (r respSpec) response(reg *registry, code int) *Response {
 		return out
 	case r.body != nil && isJSON(r.contentType):
 		s = reg.schemaOf(r.body, modeOut)
+	case isJSON(r.contentType):
+		s = &Schema{} // any JSON value
 	case strings.HasPrefix(r.contentType, "text/"):
 		s = &Schema{Type: "string"}
 	default:
@@ -243,6 +247,16 @@ func isJSON(ct string) bool {
 	mt, _, _ := strings.Cut(ct, ";")
 	mt = strings.TrimSpace(strings.ToLower(mt))
 	return mt == "application/json" || strings.HasSuffix(mt, "+json")
+}
+
+// Body describes a plain route's request body that Bind does not read (a
+// stream, a file): its content type and, for JSON, a Go value whose type
+// gives the schema; other types are described as strings (binary unless
+// text/*). required says whether the route needs one.
+func Body(contentType, description string, body any, required bool) Option {
+	return func(o *opConfig) {
+		o.body = &respSpec{contentType: contentType, description: description, body: reflect.TypeOf(body), required: required}
+	}
 }
 
 // Input describes a plain route's request by a struct type, as a typed
@@ -510,6 +524,11 @@ func (st *apiState) build() *Document {
 			o.Responses[strconv.Itoa(code)] = &Response{Description: http.StatusText(code),
 				Content: map[string]*MediaType{"application/json": {Schema: reg.schemaOf(p.out, modeOut)}}}
 			o.Responses["204"] = &Response{Description: "No Content: the handler returned no value."}
+		}
+		if b := p.o.body; b != nil && o.RequestBody == nil {
+			r := b.response(reg, 0)
+			o.RequestBody = &RequestBody{Description: b.description, Required: b.required, Content: r.Content}
+			errs[413] = true
 		}
 		for code, r := range p.o.responses {
 			o.Responses[strconv.Itoa(code)] = r.response(reg, code)

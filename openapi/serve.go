@@ -21,7 +21,7 @@ import (
 // route).
 func (a *API) ServeJSON(r Router, path string) *celeris.Route {
 	a.Describe(http.MethodGet, path, Summary("This API's OpenAPI 3.1 description (JSON)"), Tags("openapi"),
-		OperationID("getOpenAPIJSON"), Returns(http.StatusOK, "application/json", "The OpenAPI document.", nil))
+		OperationID("getOpenAPIJSON"), Returns(http.StatusOK, "application/json", "The OpenAPI document.", map[string]any{}))
 	return r.Handle(http.MethodGet, path, func(c *celeris.Context) error {
 		return c.Blob(http.StatusOK, "application/json", a.JSON())
 	})
