@@ -1,0 +1,20 @@
+module github.com/celeris-dev/celeris/humaceleris
+
+go 1.26.0
+
+require github.com/celeris-dev/celeris v0.0.0-00010101000000-000000000000
+
+require (
+	github.com/danielgtaylor/huma/v2 v2.37.2
+	github.com/panjf2000/ants/v2 v2.12.1 // indirect
+	github.com/panjf2000/gnet/v2 v2.10.0 // indirect
+	github.com/valyala/bytebufferpool v1.0.0 // indirect
+	go.uber.org/multierr v1.11.0 // indirect
+	go.uber.org/zap v1.28.0 // indirect
+	golang.org/x/net v0.62.0 // indirect
+	golang.org/x/sync v0.24.0 // indirect
+	golang.org/x/sys v0.49.0 // indirect
+	gopkg.in/natefinch/lumberjack.v2 v2.2.1 // indirect
+)
+
+replace github.com/celeris-dev/celeris => ../
