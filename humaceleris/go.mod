@@ -2,7 +2,22 @@ module github.com/celeris-dev/celeris/humaceleris
 
 go 1.26.0
 
-require github.com/celeris-dev/celeris v0.0.0-00010101000000-000000000000
+require (
+	github.com/celeris-dev/celeris v0.0.0-00010101000000-000000000000
+	github.com/go-chi/chi/v5 v5.5.0
+	github.com/gofiber/fiber/v2 v2.52.15
+)
+
+require (
+	github.com/andybalholm/brotli v1.2.0 // indirect
+	github.com/clipperhouse/uax29/v2 v2.7.0 // indirect
+	github.com/google/uuid v1.6.0 // indirect
+	github.com/klauspost/compress v1.18.4 // indirect
+	github.com/mattn/go-colorable v0.1.14 // indirect
+	github.com/mattn/go-isatty v0.0.20 // indirect
+	github.com/mattn/go-runewidth v0.0.20 // indirect
+	github.com/valyala/fasthttp v1.69.0 // indirect
+)
 
 require (
 	github.com/danielgtaylor/huma/v2 v2.37.2
