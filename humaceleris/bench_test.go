@@ -70,6 +70,11 @@ const greetBody = `{"suffix": "!"}`
 func BenchmarkInProcessHumaCeleris(b *testing.B) {
 	s := celeris.New(celeris.Config{})
 	register(humaceleris.New(s, huma.DefaultConfig("Test", "1.0.0")))
+	benchInProcess(b, s)
+}
+
+// benchInProcess sends the greet request through s without a socket.
+func benchInProcess(b *testing.B, s *celeris.Server) {
 	req := func() *celeristest.Request {
 		return celeristest.NewRequest(http.MethodPost, "/foo/123?num=5", strings.NewReader(greetBody)).
 			WithHeader("Content-Type", "application/json")
@@ -186,17 +191,7 @@ func plainServer(cfg celeris.Config) *celeris.Server {
 
 func BenchmarkInProcessPlainCeleris(b *testing.B) {
 	s := plainServer(celeris.Config{})
-	req := func() *celeristest.Request {
-		return celeristest.NewRequest(http.MethodPost, "/foo/123?num=5", strings.NewReader(greetBody)).
-			WithHeader("Content-Type", "application/json")
-	}
-	if r := celeristest.Do(s, req()); r.Status != 200 {
-		b.Fatalf("%d %s", r.Status, r.Body)
-	}
-	b.ReportAllocs()
-	for b.Loop() {
-		celeristest.Do(s, req())
-	}
+	benchInProcess(b, s)
 }
 
 func BenchmarkSocketPlainCeleris(b *testing.B) {
