@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-playground/validator/v10"
 
@@ -82,4 +83,29 @@ func TestTypedRouteAllocs(t *testing.T) {
 		t.Fatalf("typed route: %.0f allocations per request, plain with Bind: %.0f", typed, plain)
 	}
 	t.Logf("allocations per request: typed %.0f, plain %.0f", typed, plain)
+}
+
+// BenchmarkTypedVsPlain alternates batches of the two routes within one run,
+// so that a shared machine's noise falls on both alike, and reports each
+// one's ns per request and their ratio (typed/plain).
+func BenchmarkTypedVsPlain(b *testing.B) {
+	s := benchServer()
+	const batch = 500
+	var typed, plain time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		for range batch {
+			celeristest.Do(s, benchRequest("/typed/7"))
+		}
+		t1 := time.Now()
+		for range batch {
+			celeristest.Do(s, benchRequest("/plain/7"))
+		}
+		typed += t1.Sub(t0)
+		plain += time.Since(t1)
+	}
+	n := float64(b.N * batch)
+	b.ReportMetric(float64(typed.Nanoseconds())/n, "typed-ns/req")
+	b.ReportMetric(float64(plain.Nanoseconds())/n, "plain-ns/req")
+	b.ReportMetric(float64(typed)/float64(plain), "typed/plain")
 }
