@@ -350,6 +350,9 @@ func applyRules(s *Schema, t reflect.Type, rules string) (required bool) {
 		case "required":
 			required = true
 		case "dive":
+			if k := t.Kind(); k != reflect.Slice && k != reflect.Array && k != reflect.Map {
+				return required // the validator refuses such a tag; nothing to describe
+			}
 			et := t.Elem()
 			for et.Kind() == reflect.Pointer {
 				et = et.Elem()
