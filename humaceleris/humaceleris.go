@@ -176,6 +176,12 @@ func (w *bodyWriter) Flush() {
 	}
 }
 
+// SetWriteDeadline is accepted and not enforced (huma's SSE sets one before
+// each event): Celeris has no per-write deadline; it bounds what a slow
+// client makes the server hold (a write past the output bound waits) and
+// ends the request's context when the client leaves.
+func (w *bodyWriter) SetWriteDeadline(time.Time) error { return nil }
+
 func (h *hctx) code() int {
 	if h.status == 0 {
 		return http.StatusOK

@@ -179,6 +179,14 @@ func TestOverSocket(t *testing.T) {
 			o.Body.Greeting = strings.Repeat("hi "+in.Body.Name+" ", in.N)
 			return o, nil
 		})
+		huma.Delete(api, "/items/{id}", func(ctx context.Context, in *struct {
+			ID int `path:"id"`
+		}) (*struct{}, error) {
+			if in.ID == 404 {
+				return nil, huma.Error404NotFound("no item 404")
+			}
+			return nil, nil
+		})
 		type Tick struct {
 			N int `json:"n"`
 		}
@@ -211,6 +219,18 @@ func TestOverSocket(t *testing.T) {
 	if res.StatusCode != 422 || res.Header.Get("Content-Type") != "application/problem+json" ||
 		!strings.Contains(body, "query.n") || !strings.Contains(body, "body.name") {
 		t.Fatalf("%d %s %s", res.StatusCode, res.Header.Get("Content-Type"), body)
+	}
+	for path, want := range map[string]int{"/items/1": 204, "/items/404": 404, "/items/x": 422} {
+		req, _ := http.NewRequest(http.MethodDelete, base+path, nil)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != want || (want == 204 && len(b) != 0) {
+			t.Fatalf("DELETE %s: %d %q, want %d", path, res.StatusCode, b, want)
+		}
 	}
 	res, err := http.Get(base + "/ticks")
 	if err != nil {
