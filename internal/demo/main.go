@@ -162,6 +162,9 @@ func newServerWith(o options) (*celeris.Server, error) {
 	)
 	register(s, inline, true)
 	s.GET("/metrics", m.Handler(s))
+	for _, f := range extensions {
+		f(s)
+	}
 	return s, nil
 }
 
