@@ -93,7 +93,7 @@ type ErrorHandler func(c *Context, err error)
 // error with 500 (the error itself is logged, never sent). An *HTTPError's Err is
 // logged as its doc says: Error level for 5xx, Debug level below. When the
 // request's Accept prefers application/problem+json it answers as
-// ProblemErrorHandler (problem.go); a returned *Problem is sent as text/plain
+// ProblemErrorHandler does (RFC 9457); a returned *Problem is sent as text/plain
 // otherwise.
 func DefaultErrorHandler(c *Context, err error) {
 	if c.Written() || problemFirst(c, err) {
