@@ -428,7 +428,27 @@ func errorResponse(code int) *Response {
 		d = http.StatusText(code)
 	}
 	return &Response{Description: d, Content: map[string]*MediaType{
-		"text/plain": {Schema: &Schema{Type: "string"}},
+		"text/plain":               {Schema: &Schema{Type: "string"}},
+		"application/problem+json": {Schema: problemSchema()},
+	}}
+}
+
+// problemSchema describes celeris.Problem as the error handlers send it when
+// the request's Accept prefers application/problem+json (RFC 9457 §3.1; the
+// binding and validation failures as "errors").
+func problemSchema() *Schema {
+	str := func(d string) *Schema { return &Schema{Type: "string", Description: d} }
+	return &Schema{Type: "object", Required: []string{"type", "title", "status"}, Properties: map[string]*Schema{
+		"type":     {Type: "string", Format: "uri-reference", Description: "names the kind of problem (about:blank: the status says it)"},
+		"title":    str("a short summary of the kind of problem"),
+		"status":   {Type: "integer", Description: "the HTTP status code"},
+		"detail":   str("what went wrong in this occurrence"),
+		"instance": str("the request's path"),
+		"errors": {Type: "array", Description: "the request fields that failed binding or validation", Items: &Schema{
+			Type: "object", Required: []string{"field", "message"}, Properties: map[string]*Schema{
+				"field": str("the field's name in the request"), "in": str("where the value came from: query, form, header, param, json"),
+				"rule": str("the rule that failed"), "param": str("the rule's parameter"), "message": str("why the value was refused"),
+			}}},
 	}}
 }
 

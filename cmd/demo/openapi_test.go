@@ -91,18 +91,26 @@ func TestDemoOpenAPIValid(t *testing.T) {
 		}
 	}
 
-	// The demo's answers, successes and errors, match the description.
-	for _, c := range []struct{ method, path, body string }{
-		{"GET", "/bench", ""}, {"GET", "/json", ""}, {"GET", "/users/7/posts/9", ""},
-		{"POST", "/upload", "12345"}, {"GET", "/download?size=10", ""}, {"GET", "/download?size=x", ""},
-		{"GET", "/slow?ms=1", ""}, {"GET", "/panic", ""}, {"GET", "/nethttp/hello", ""},
-		{"GET", "/stream?n=2", ""}, {"GET", "/metrics", ""}, {"GET", "/", ""}, {"GET", "/docs", ""},
+	// The demo's answers, successes and errors (as text and, when Accept
+	// prefers it, as RFC 9457 problem details), match the description.
+	for _, c := range []struct{ method, path, body, accept string }{
+		{"GET", "/bench", "", ""}, {"GET", "/json", "", ""}, {"GET", "/users/7/posts/9", "", ""},
+		{"POST", "/upload", "12345", ""}, {"GET", "/download?size=10", "", ""}, {"GET", "/download?size=x", "", ""},
+		{"GET", "/slow?ms=1", "", ""}, {"GET", "/panic", "", ""}, {"GET", "/nethttp/hello", "", ""},
+		{"GET", "/stream?n=2", "", ""}, {"GET", "/metrics", "", ""}, {"GET", "/", "", ""}, {"GET", "/docs", "", ""},
+		{"GET", "/download?size=x", "", "application/problem+json"}, {"GET", "/panic", "", "application/problem+json"},
 	} {
 		req, _ := http.NewRequest(c.method, base+c.path, strings.NewReader(c.body))
 		if c.body != "" {
 			req.Header.Set("Content-Type", "application/octet-stream")
 		}
+		if c.accept != "" {
+			req.Header.Set("Accept", c.accept)
+		}
 		res, err := http.DefaultClient.Do(req)
+		if err == nil && c.accept != "" && res.Header.Get("Content-Type") != c.accept {
+			t.Errorf("%s %s with Accept %s: Content-Type %q", c.method, c.path, c.accept, res.Header.Get("Content-Type"))
+		}
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -24,6 +24,150 @@ type Message struct {
 	Message string `json:"message"`
 }
 
+// BadRequest defines model for BadRequest.
+type BadRequest struct {
+	// Detail what went wrong in this occurrence
+	Detail *string `json:"detail,omitempty"`
+
+	// Errors the request fields that failed binding or validation
+	Errors *[]struct {
+		// Field the field's name in the request
+		Field string `json:"field"`
+
+		// In where the value came from: query, form, header, param, json
+		In *string `json:"in,omitempty"`
+
+		// Message why the value was refused
+		Message string `json:"message"`
+
+		// Param the rule's parameter
+		Param *string `json:"param,omitempty"`
+
+		// Rule the rule that failed
+		Rule *string `json:"rule,omitempty"`
+	} `json:"errors,omitempty"`
+
+	// Instance the request's path
+	Instance *string `json:"instance,omitempty"`
+
+	// Status the HTTP status code
+	Status int `json:"status"`
+
+	// Title a short summary of the kind of problem
+	Title string `json:"title"`
+
+	// Type names the kind of problem (about:blank: the status says it)
+	Type string `json:"type"`
+}
+
+// ContentTooLarge defines model for ContentTooLarge.
+type ContentTooLarge struct {
+	// Detail what went wrong in this occurrence
+	Detail *string `json:"detail,omitempty"`
+
+	// Errors the request fields that failed binding or validation
+	Errors *[]struct {
+		// Field the field's name in the request
+		Field string `json:"field"`
+
+		// In where the value came from: query, form, header, param, json
+		In *string `json:"in,omitempty"`
+
+		// Message why the value was refused
+		Message string `json:"message"`
+
+		// Param the rule's parameter
+		Param *string `json:"param,omitempty"`
+
+		// Rule the rule that failed
+		Rule *string `json:"rule,omitempty"`
+	} `json:"errors,omitempty"`
+
+	// Instance the request's path
+	Instance *string `json:"instance,omitempty"`
+
+	// Status the HTTP status code
+	Status int `json:"status"`
+
+	// Title a short summary of the kind of problem
+	Title string `json:"title"`
+
+	// Type names the kind of problem (about:blank: the status says it)
+	Type string `json:"type"`
+}
+
+// InternalServerError defines model for InternalServerError.
+type InternalServerError struct {
+	// Detail what went wrong in this occurrence
+	Detail *string `json:"detail,omitempty"`
+
+	// Errors the request fields that failed binding or validation
+	Errors *[]struct {
+		// Field the field's name in the request
+		Field string `json:"field"`
+
+		// In where the value came from: query, form, header, param, json
+		In *string `json:"in,omitempty"`
+
+		// Message why the value was refused
+		Message string `json:"message"`
+
+		// Param the rule's parameter
+		Param *string `json:"param,omitempty"`
+
+		// Rule the rule that failed
+		Rule *string `json:"rule,omitempty"`
+	} `json:"errors,omitempty"`
+
+	// Instance the request's path
+	Instance *string `json:"instance,omitempty"`
+
+	// Status the HTTP status code
+	Status int `json:"status"`
+
+	// Title a short summary of the kind of problem
+	Title string `json:"title"`
+
+	// Type names the kind of problem (about:blank: the status says it)
+	Type string `json:"type"`
+}
+
+// ServiceUnavailable defines model for ServiceUnavailable.
+type ServiceUnavailable struct {
+	// Detail what went wrong in this occurrence
+	Detail *string `json:"detail,omitempty"`
+
+	// Errors the request fields that failed binding or validation
+	Errors *[]struct {
+		// Field the field's name in the request
+		Field string `json:"field"`
+
+		// In where the value came from: query, form, header, param, json
+		In *string `json:"in,omitempty"`
+
+		// Message why the value was refused
+		Message string `json:"message"`
+
+		// Param the rule's parameter
+		Param *string `json:"param,omitempty"`
+
+		// Rule the rule that failed
+		Rule *string `json:"rule,omitempty"`
+	} `json:"errors,omitempty"`
+
+	// Instance the request's path
+	Instance *string `json:"instance,omitempty"`
+
+	// Status the HTTP status code
+	Status int `json:"status"`
+
+	// Title a short summary of the kind of problem
+	Title string `json:"title"`
+
+	// Type names the kind of problem (about:blank: the status says it)
+	Type string `json:"type"`
+}
+
 // GetDownloadParams defines parameters for GetDownload.
 type GetDownloadParams struct {
 	// Size bytes to send, up to 64 MiB
@@ -1414,6 +1558,13 @@ func (r GetDocsStyleResponse) ContentType() string {
 type GetDownloadResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetDownloadResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
 }
 
 // GetBody returns the raw response body bytes
@@ -1639,6 +1790,13 @@ func (r GetOpenAPIYAMLResponse) ContentType() string {
 type GetPanicResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *InternalServerError
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetPanicResponse) GetApplicationproblemJSON500() *InternalServerError {
+	return r.ApplicationproblemJSON500
 }
 
 // GetBody returns the raw response body bytes
@@ -1673,6 +1831,20 @@ func (r GetPanicResponse) ContentType() string {
 type GetSlowResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *ServiceUnavailable
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetSlowResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetSlowResponse) GetApplicationproblemJSON503() *ServiceUnavailable {
+	return r.ApplicationproblemJSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -1741,6 +1913,13 @@ func (r GetSseResponse) ContentType() string {
 type GetStreamResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetStreamResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
 }
 
 // GetBody returns the raw response body bytes
@@ -1775,6 +1954,13 @@ func (r GetStreamResponse) ContentType() string {
 type PostUploadResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *ContentTooLarge
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r PostUploadResponse) GetApplicationproblemJSON413() *ContentTooLarge {
+	return r.ApplicationproblemJSON413
 }
 
 // GetBody returns the raw response body bytes
@@ -1809,6 +1995,13 @@ func (r PostUploadResponse) ContentType() string {
 type GetUsersByIdPostsByPostIdResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetUsersByIdPostsByPostIdResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
 }
 
 // GetBody returns the raw response body bytes
@@ -1843,6 +2036,13 @@ func (r GetUsersByIdPostsByPostIdResponse) ContentType() string {
 type GetWsEchoResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *BadRequest
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetWsEchoResponse) GetApplicationproblemJSON400() *BadRequest {
+	return r.ApplicationproblemJSON400
 }
 
 // GetBody returns the raw response body bytes
@@ -2207,6 +2407,19 @@ func ParseGetDownloadResponse(rsp *http.Response) (*GetDownloadResponse, error) 
 		HTTPResponse: rsp,
 	}
 
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case rsp.StatusCode == 400:
+		// Content-type (text/plain) unsupported
+
+	}
+
 	return response, nil
 }
 
@@ -2333,6 +2546,19 @@ func ParseGetPanicResponse(rsp *http.Response) (*GetPanicResponse, error) {
 		HTTPResponse: rsp,
 	}
 
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case rsp.StatusCode == 500:
+		// Content-type (text/plain) unsupported
+
+	}
+
 	return response, nil
 }
 
@@ -2347,6 +2573,29 @@ func ParseGetSlowResponse(rsp *http.Response) (*GetSlowResponse, error) {
 	response := &GetSlowResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case rsp.StatusCode == 400:
+	// Content-type (text/plain) unsupported
+
+	case rsp.StatusCode == 503:
+		// Content-type (text/plain) unsupported
+
 	}
 
 	return response, nil
@@ -2381,6 +2630,19 @@ func ParseGetStreamResponse(rsp *http.Response) (*GetStreamResponse, error) {
 		HTTPResponse: rsp,
 	}
 
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case rsp.StatusCode == 400:
+		// Content-type (text/plain) unsupported
+
+	}
+
 	return response, nil
 }
 
@@ -2395,6 +2657,19 @@ func ParsePostUploadResponse(rsp *http.Response) (*PostUploadResponse, error) {
 	response := &PostUploadResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest ContentTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case rsp.StatusCode == 413:
+		// Content-type (text/plain) unsupported
+
 	}
 
 	return response, nil
@@ -2413,6 +2688,19 @@ func ParseGetUsersByIdPostsByPostIdResponse(rsp *http.Response) (*GetUsersByIdPo
 		HTTPResponse: rsp,
 	}
 
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case rsp.StatusCode == 400:
+		// Content-type (text/plain) unsupported
+
+	}
+
 	return response, nil
 }
 
@@ -2427,6 +2715,22 @@ func ParseGetWsEchoResponse(rsp *http.Response) (*GetWsEchoResponse, error) {
 	response := &GetWsEchoResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 101:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case rsp.StatusCode == 400:
+		// Content-type (text/plain) unsupported
+
 	}
 
 	return response, nil
