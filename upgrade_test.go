@@ -200,8 +200,8 @@ func wsCloseCode(c net.Conn, d time.Duration) (int, error) {
 	}
 }
 
-// TestUpgradeUnderLoad: a server process (gnet for plaintext, std for TLS)
-// upgrades itself three times on SIGHUP while clients send requests over
+// TestUpgradeUnderLoad: a server process (the default engine, epoll on Linux,
+// or gnet for plaintext; std for TLS) upgrades itself three times on SIGHUP while clients send requests over
 // HTTP/1.1 keep-alive, h2c and HTTP/2 over TLS: no connection is refused or
 // reset, no request fails, every old process exits after its drain, and a
 // WebSocket open across an upgrade gets close 1001. Before that, a new process
@@ -211,8 +211,18 @@ func TestUpgradeUnderLoad(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts server processes")
 	}
+	for _, engine := range []string{"", "gnet"} {
+		name := engine
+		if name == "" {
+			name = "default"
+		}
+		t.Run(name, func(t *testing.T) { upgradeUnderLoad(t, engine) })
+	}
+}
+
+func upgradeUnderLoad(t *testing.T, engine string) {
 	failFile := filepath.Join(t.TempDir(), "fail")
-	h := startHelper(t, []string{"CELERIS_HELPER_ENGINE=gnet", "CELERIS_HELPER_FAIL=" + failFile}, nil, false)
+	h := startHelper(t, []string{"CELERIS_HELPER_ENGINE=" + engine, "CELERIS_HELPER_FAIL=" + failFile}, nil, false)
 	cur := h.Next(20 * time.Second)
 	plain, tlsAddr := cur.Values["addr"], cur.Values["tls"]
 

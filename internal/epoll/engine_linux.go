@@ -240,14 +240,51 @@ func (e *Engine) startLoops(lnfd int) error {
 }
 
 // closeListener closes the listening socket once: new connections are
-// refused from then on (a graceful unlisten). Closing the only descriptor of
-// the socket removes it from every loop's epoll.
+// refused from then on (a graceful unlisten). The socket is first removed
+// from every loop's epoll: epoll drops a registration only when the last
+// descriptor of the socket closes, and another may still be open (systemd
+// holds a socket it activated; after an upgrade the new process holds its
+// copy), so a closed but registered listener would wake the loops, level-
+// triggered, for every connection queued in its backlog.
 func (e *Engine) closeListener() {
 	e.lnMu.Lock()
 	defer e.lnMu.Unlock()
 	if fd := e.lnfd.Swap(-1); fd >= 0 {
+		for _, l := range e.loops {
+			l.mu.Lock()
+			if !l.dead {
+				_ = unix.EpollCtl(l.epfd, unix.EPOLL_CTL_DEL, int(fd), nil)
+			}
+			l.mu.Unlock()
+		}
 		_ = unix.Close(int(fd))
 	}
+}
+
+// Listening reports whether the engine still holds its listening socket
+// (until Drain or Stop closes it).
+func (e *Engine) Listening() bool { return e.lnfd.Load() >= 0 }
+
+// ListenerFile returns a duplicate of the listening socket (close-on-exec),
+// for a process that takes over the address: the server's Upgrade passes it
+// on. It fails once the engine stopped listening.
+func (e *Engine) ListenerFile() (*os.File, error) {
+	select {
+	case <-e.booted:
+	default:
+		return nil, errors.New("celeris: the epoll engine does not listen yet")
+	}
+	e.lnMu.Lock()
+	defer e.lnMu.Unlock()
+	fd := e.lnfd.Load()
+	if e.bootErr != nil || fd < 0 || e.draining.Load() {
+		return nil, errors.New("celeris: the epoll engine no longer listens")
+	}
+	nfd, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	return os.NewFile(uintptr(nfd), "epoll-listener"), nil
 }
 
 // WaitReady blocks until the engine serves (or Run failed) and returns the

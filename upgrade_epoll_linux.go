@@ -1,0 +1,5 @@
+package celeris
+
+import "github.com/celeris-dev/celeris/internal/epoll"
+
+var _ fileEngine = (*epoll.Engine)(nil)
