@@ -192,6 +192,20 @@ type adopted struct {
 	packet     net.PacketConn // the HTTP/3 transport's, nil: it listens itself
 }
 
+// close closes the sockets taken, when the server fails to start on them, so
+// that none is left open with connections queued that nobody accepts.
+func (a *adopted) close() {
+	for _, ln := range []net.Listener{a.plain, a.tls} {
+		if ln != nil {
+			_ = ln.Close()
+		}
+	}
+	if a.packet != nil {
+		_ = a.packet.Close()
+	}
+	*a = adopted{}
+}
+
 // adopt takes the inherited sockets for s's addresses (s.mu held, at start).
 func (s *Server) adopt(tlsOnly bool) error {
 	in := inheritedSockets()

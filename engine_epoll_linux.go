@@ -32,6 +32,7 @@ func (s *Server) newEpollEngine(addr string, p protoselect.Protocols, ln net.Lis
 		}
 		f, err := tl.File()
 		if err != nil {
+			_ = ln.Close()
 			return nil, fmt.Errorf("celeris: epoll engine: %w", err)
 		}
 		_ = ln.Close()

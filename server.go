@@ -346,6 +346,7 @@ func (s *Server) start(certFile, keyFile string, tlsOnly bool) error {
 		err = s.newEngines(certFile, keyFile, tlsOnly)
 	}
 	if err != nil {
+		s.inherit.close()
 		s.eng, s.tlsEng, s.transportEngs = nil, nil, nil
 		s.pool.Stop()
 		s.mu.Unlock()

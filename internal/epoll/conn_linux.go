@@ -445,12 +445,21 @@ func (c *conn) Hijack() (nc net.Conn, buffered, pending []byte, err error) {
 	if c.done || c.core.Closing() || c.serving || c.flushEnd || c.lingering {
 		return nil, nil, nil, errHijacked
 	}
-	if err := unix.EpollCtl(c.l.epfd, unix.EPOLL_CTL_DEL, c.fd, nil); err != nil {
+	// The net.Conn is made first, from a duplicate (net.FileConn duplicates
+	// it again into the runtime's poller), so that a failure (out of
+	// descriptors) leaves the connection as it was, served by the loop.
+	dup, err := unix.FcntlInt(uintptr(c.fd), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
 		return nil, nil, nil, err
 	}
-	f := os.NewFile(uintptr(c.fd), "celeris-hijacked")
-	nc, err = net.FileConn(f) // a duplicate, non-blocking, in the runtime's poller
-	_ = f.Close()             // the engine's descriptor
+	f := os.NewFile(uintptr(dup), "celeris-hijacked")
+	nc, err = net.FileConn(f)
+	_ = f.Close()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	_ = unix.EpollCtl(c.l.epfd, unix.EPOLL_CTL_DEL, c.fd, nil)
+	_ = unix.Close(c.fd) // the engine's descriptor
 	c.done = true
 	c.forget()
 	c.core.Hijacked()
@@ -458,8 +467,5 @@ func (c *conn) Hijack() (nc net.Conn, buffered, pending []byte, err error) {
 	buffered = append([]byte(nil), c.in[c.inOff:]...)
 	c.releaseInput()
 	c.out, c.pend, c.spare = nil, nil, nil
-	if err != nil {
-		return nil, nil, nil, err
-	}
 	return nc, buffered, pending, nil
 }
