@@ -64,6 +64,9 @@ wait:
 	sctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	serr := s.Shutdown(sctx)
+	if upgrading {
+		<-upgraded // Shutdown cancelled it: the new process is stopped and reaped
+	}
 	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}

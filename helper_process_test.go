@@ -44,6 +44,12 @@ func TestHelperServer(t *testing.T) {
 			os.Exit(3)
 		}
 	}
+	if f := os.Getenv("CELERIS_HELPER_HANG"); f != "" {
+		if _, err := os.Stat(f); err == nil {
+			fmt.Fprintf(os.Stderr, "helper %d: hanging before it serves, as asked\n", os.Getpid())
+			time.Sleep(time.Hour) // a sleep: a new process that never serves, on purpose
+		}
+	}
 	cfg := celeris.Config{
 		Addr:          "127.0.0.1:0",
 		TLSAddr:       "127.0.0.1:0",

@@ -269,6 +269,14 @@ func (s *Server) upgrade() error {
 		_ = cmd.Process.Kill()
 		namesW.Close()
 		return fmt.Errorf("celeris: upgrade: the new process (pid %d) did not serve within %v", cmd.Process.Pid, upgradeTimeout)
+	case <-s.stopping:
+		// Shutdown began (SIGTERM under StartGraceful) before the new process
+		// served: the service is to stop, so the new process must not outlive
+		// this one.
+		_ = cmd.Process.Kill()
+		<-exited
+		namesW.Close()
+		return fmt.Errorf("celeris: upgrade: cancelled by Shutdown; the new process (pid %d) was stopped", cmd.Process.Pid)
 	}
 }
 

@@ -307,3 +307,37 @@ func upgradeUnderLoad(t *testing.T, engine string) {
 	}
 	celeristest.WaitGone(t, cur.Pid, 30*time.Second)
 }
+
+// TestUpgradeCancelledByShutdown: SIGTERM while an upgrade waits for a new
+// process that does not serve yet stops that process too: the service was
+// asked to stop, and no new process may outlive the old one.
+func TestUpgradeCancelledByShutdown(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts server processes")
+	}
+	hangFile := filepath.Join(t.TempDir(), "hang")
+	h := startHelper(t, []string{"CELERIS_HELPER_HANG=" + hangFile}, nil, false)
+	cur := h.Next(20 * time.Second)
+	if err := os.WriteFile(hangFile, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(cur.Pid, syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	var child int
+	testkit.Wait(t, "the new process", func() bool {
+		before, _, ok := strings.Cut(h.Stderr(), ": hanging before it serves")
+		if ok {
+			child, _ = strconv.Atoi(before[strings.LastIndex(before, "helper ")+len("helper "):])
+		}
+		return child > 0
+	})
+	if err := syscall.Kill(cur.Pid, syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	celeristest.WaitGone(t, cur.Pid, 30*time.Second)
+	celeristest.WaitGone(t, child, 10*time.Second)
+	if !strings.Contains(h.Stderr(), "cancelled by Shutdown") {
+		t.Errorf("the cancelled upgrade was not reported:\n%s", h.Stderr())
+	}
+}
