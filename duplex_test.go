@@ -14,6 +14,8 @@ import (
 
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
+
+	"github.com/celeris-dev/celeris/internal/testkit"
 )
 
 // duplexRoutes echo each piece of the request body as it arrives, while the
@@ -253,7 +255,7 @@ func TestH2ResetUnblocksHandler(t *testing.T) {
 		case <-time.After(10 * time.Second):
 			t.Fatalf("%s: handler did not start", path)
 		}
-		time.Sleep(100 * time.Millisecond) // a sleep: the check is that the handler stays blocked: no event marks "still blocked"
+		testkit.Window(100 * time.Millisecond) // the check is that the handler stays blocked: no event marks "still blocked"
 		select {
 		case r := <-results:
 			t.Fatalf("%s: handler did not block: %v", path, r.err)

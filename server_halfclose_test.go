@@ -26,7 +26,7 @@ import (
 func halfCloseRoutes(s *Server) {
 	s.GET("/quick", func(c *Context) error { return c.String(200, "quick") })
 	s.GET("/slow", func(c *Context) error {
-		time.Sleep(150 * time.Millisecond) // a sleep: the route is slow on purpose, so that the half-close comes first
+		testkit.Slow(150 * time.Millisecond) // the route is slow on purpose, so that the half-close comes first
 		return c.String(200, "slow")
 	})
 	s.GET("/big", func(c *Context) error {
@@ -62,12 +62,12 @@ func halfCloseRoutes(s *Server) {
 			if err != nil {
 				return err
 			}
-			time.Sleep(2 * time.Millisecond) // a sleep: a slow reader on purpose: the client must get ahead of it
+			testkit.Slow(2 * time.Millisecond) // a slow reader on purpose: the client must get ahead of it
 		}
 		return c.String(200, strconv.Itoa(n))
 	})
 	s.GET("/slowbig", func(c *Context) error {
-		time.Sleep(50 * time.Millisecond) // a sleep: the route is slow on purpose, so that the half-close comes first
+		testkit.Slow(50 * time.Millisecond) // the route is slow on purpose, so that the half-close comes first
 		n, _ := strconv.Atoi(c.Query("mib"))
 		return c.Blob(200, "application/octet-stream", bytes.Repeat([]byte("b"), n<<20))
 	})
@@ -336,7 +336,7 @@ func TestH1HalfCloseShutdownWaitsForWriter(t *testing.T) {
 	// The answer is handed over as the client reads, and it does not read yet: the
 	// engine must still count the connection (gnet alone takes up to 500 ms to
 	// stop).
-	time.Sleep(1500 * time.Millisecond) // a sleep: a check that shutdown does not return: no event marks "not yet" (gnet alone takes up to 500 ms to stop)
+	testkit.Window(1500 * time.Millisecond) // a check that shutdown does not return: no event marks "not yet" (gnet alone takes up to 500 ms to stop)
 	select {
 	case err := <-done:
 		t.Fatalf("shutdown returned (%v) before the client read the answer", err)
@@ -378,7 +378,7 @@ func TestH1HalfCloseSlowReader(t *testing.T) {
 		if err != nil {
 			t.Fatalf("after %d bytes: %v", total, err)
 		}
-		time.Sleep(5 * time.Millisecond) // a sleep: a slow reader on purpose (about 6.5 MB/s at most)
+		testkit.Slow(5 * time.Millisecond) // a slow reader on purpose (about 6.5 MB/s at most)
 	}
 	if total < 8<<20 {
 		t.Fatalf("got %d bytes in %v, want the whole 8 MiB answer", total, time.Since(start))
@@ -481,7 +481,7 @@ func uploadRoutes(res chan<- bodyResult) func(s *Server) {
 					}
 					break
 				}
-				time.Sleep(2 * time.Millisecond) // a sleep: a slow reader on purpose: the client must get ahead of it
+				testkit.Slow(2 * time.Millisecond) // a slow reader on purpose: the client must get ahead of it
 			}
 			res <- r
 			return c.String(200, strconv.FormatInt(r.n, 10))

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/celeris-dev/celeris/internal/bytesconv"
+	"github.com/celeris-dev/celeris/internal/testkit"
 )
 
 // kept records values a handler kept past its return (what the tests below show
@@ -63,7 +64,7 @@ func TestCopyRequestValues(t *testing.T) {
 			}
 		})
 		sendTwo(t, addr)
-		time.Sleep(50 * time.Millisecond) // a sleep: the check is that nothing changes while the exchanges are recycled, which has no event
+		testkit.Window(50 * time.Millisecond) // the check is that nothing changes while the exchanges are recycled, which has no event
 		if got := k.get(); strings.Join(got, "|") != strings.Join(firstValues, "|") {
 			t.Errorf("inline=%v: kept %q, want %q", inline, got, firstValues)
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/celeris-dev/celeris/internal/httpmsg"
 	"github.com/celeris-dev/celeris/internal/protoselect"
 	"github.com/celeris-dev/celeris/internal/selfcert"
+	"github.com/celeris-dev/celeris/internal/testkit"
 )
 
 // proto is a protocol for engine tests: each hook is optional.
@@ -133,7 +134,7 @@ func TestWakeInterruptsRead(t *testing.T) {
 				data: func(p *proto, in []byte) (int, error) {
 					msg := append([]byte("echo:"), in...)
 					go func() { // a "worker"
-						time.Sleep(50 * time.Millisecond) // a sleep: a worker that answers later on purpose
+						testkit.Slow(50 * time.Millisecond) // a worker that answers later on purpose
 						mu.Lock()
 						ready = append(ready, msg...)
 						mu.Unlock()

@@ -69,3 +69,13 @@ func TestGoroutines(t *testing.T) {
 		t.Fatalf("%d goroutines, want %d", got, base)
 	}
 }
+
+func TestSlowAndWindow(t *testing.T) {
+	for _, f := range []func(time.Duration){Slow, Window} {
+		start := time.Now()
+		f(5 * time.Millisecond)
+		if d := time.Since(start); d < 5*time.Millisecond {
+			t.Fatalf("returned after %v, before 5ms", d)
+		}
+	}
+}
