@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -293,13 +294,17 @@ func TestAdaptBodyCloseUnblocksRead(t *testing.T) {
 	_, addr := startServer(t, Config{}, func(s *Server) {
 		s.POST("/", AdaptFunc(func(w http.ResponseWriter, r *http.Request) {
 			got := make(chan error, 1)
+			var first atomic.Bool
 			go func() {
 				buf := make([]byte, 16)
 				_, _ = io.ReadFull(r.Body, buf[:3])
+				first.Store(true)
 				_, err := r.Body.Read(buf) // blocks: the client sends nothing more
 				got <- err
 			}()
-			time.Sleep(50 * time.Millisecond) // a sleep: lets the body reader block in Read before the handler answers, which has no event
+			// the body reader blocks in its second Read before the handler answers
+			parked := testkit.Parked("TestAdaptBodyCloseUnblocksRead", ").Read(")
+			testkit.Until(testkit.Timeout, func() bool { return first.Load() && parked() })
 			_, _ = io.WriteString(w, "ok")
 			w.(http.Flusher).Flush()
 			_ = r.Body.Close()

@@ -146,7 +146,7 @@ func TestKeepBorrowedChild(t *testing.T) {
 		r.send("POST /v/abc?q=first HTTP/1.1\r\nHost: x\r\nX-A: alpha\r\nCookie: s=cookie-one\r\nContent-Length: 8\r\n\r\nbody-one")
 		r.readResponse("POST")
 	}
-	time.Sleep(100 * time.Millisecond) // a sleep: the request has ended in the server; the kept values must not change after it
+	testkit.Window(100 * time.Millisecond) // the kept values must not change once the request has ended in the server
 	k.mu.Lock()
 	got := k.vals
 	k.mu.Unlock()

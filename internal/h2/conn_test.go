@@ -407,7 +407,8 @@ func TestCloseUnblocksHandlers(t *testing.T) {
 	hs.send(frame.AppendHeaders(nil, 1, false, true, hs.post("/read")))
 	hs.send(frame.AppendData(nil, 1, false, []byte("partial")))
 	hs.send(frame.AppendHeaders(nil, 3, true, true, hs.get("/write")))
-	time.Sleep(50 * time.Millisecond) // a sleep: the handlers block in their reads and writes before the close; the harness cannot see that they do
+	testkit.Wait(t, "the /read handler blocked in its read", testkit.Parked("TestCloseUnblocksHandlers", "io.ReadAll"))
+	testkit.Wait(t, "the /write handler blocked in its write", testkit.Parked("TestCloseUnblocksHandlers", ").Write("))
 	hs.c.OnClose(nil)
 	for range 2 {
 		select {

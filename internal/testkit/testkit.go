@@ -83,6 +83,39 @@ func Goroutines(t testing.TB, n int) int {
 	return got
 }
 
+// Parked returns a condition for Until or Wait: that some goroutine whose
+// stack holds every one of frames (substrings of its trace: a function's name,
+// a method such as ").Read(") is parked, blocked on a channel, a lock, a
+// condition or the network, not running. A test waits for it before it acts on
+// a goroutine it means to find blocked in a call.
+func Parked(frames ...string) func() bool {
+	return func() bool {
+		buf := make([]byte, 1<<20)
+		for {
+			n := runtime.Stack(buf, true)
+			if n < len(buf) {
+				buf = buf[:n]
+				break
+			}
+			buf = make([]byte, 2*len(buf))
+		}
+	next:
+		for _, g := range strings.Split(string(buf), "\n\n") {
+			head, _, _ := strings.Cut(g, "\n")
+			if strings.Contains(head, "[running") || strings.Contains(head, "[runnable") || strings.Contains(head, "[syscall") {
+				continue
+			}
+			for _, f := range frames {
+				if !strings.Contains(g, f) {
+					continue next
+				}
+			}
+			return true
+		}
+		return false
+	}
+}
+
 // Log is an io.Writer that keeps what is written to it, safe for concurrent
 // use: a slog handler's or log.Logger's output that a test waits for.
 type Log struct {

@@ -79,3 +79,24 @@ func TestSlowAndWindow(t *testing.T) {
 		}
 	}
 }
+
+func TestParked(t *testing.T) {
+	block := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		parkedHere(block)
+		close(done)
+	}()
+	Wait(t, "parkedHere blocked", Parked("testkit.parkedHere", "TestParked"))
+	if Parked("testkit.parkedHere", "no such frame")() {
+		t.Fatal("Parked matched a frame no goroutine has")
+	}
+	close(block)
+	<-done
+	if Parked("testkit.parkedHere")() {
+		t.Fatal("Parked matched a goroutine that has ended")
+	}
+}
+
+//go:noinline
+func parkedHere(block chan struct{}) { <-block }
