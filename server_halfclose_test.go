@@ -413,7 +413,7 @@ func TestH1HalfCloseNoUpgrade(t *testing.T) {
 // and returns.
 func TestH1HalfCloseShutdownTimeout(t *testing.T) {
 	s, c := halfClosedBigAnswer(t)
-	time.Sleep(100 * time.Millisecond) // a sleep: the answer's first 512 KiB queue up in the server, which the client cannot see
+	waitSocketFull(t, c) // the answer queues up in the server
 	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
 	defer cancel()
 	if err := s.Shutdown(ctx); err == nil {
@@ -586,9 +586,9 @@ func TestH1HalfCloseAfterOutputQueued(t *testing.T) {
 			if _, err := io.WriteString(c, tc.raw); err != nil {
 				t.Fatal(err)
 			}
-			// Let the handlers answer and the loop queue the output (up to the
+			// The handlers answer and the loop queues the output (up to the
 			// output bound: a worker's handler then waits for the client to read).
-			time.Sleep(300 * time.Millisecond) // a sleep: the handlers answer and the loop queues the output, which the client cannot see before it reads
+			waitSocketFull(t, c)
 			if err := c.CloseWrite(); err != nil {
 				t.Fatal(err)
 			}
