@@ -204,7 +204,8 @@ func TestDrainLevelWakesOwner(t *testing.T) {
 		})
 		c := dial(t, addr, tlsOn)
 		io.WriteString(c, "go")
-		time.Sleep(100 * time.Millisecond) // a sleep: the output backs up in the writer while the client does not read, which it cannot see
+		// the output backs up in the writer while the client does not read
+		testkit.Wait(t, "the writer blocked in its write", testkit.Parked("stdengine.(*writer).run", "poll.(*FD).Write"))
 		if _, err := io.CopyN(io.Discard, c, size); err != nil {
 			t.Fatal(err)
 		}
