@@ -531,7 +531,8 @@ func TestH1HalfCloseUploadEnds(t *testing.T) {
 			c := dialTCP(t, addr, 0)
 			io.WriteString(c, tt.raw)
 			if tt.wantErr != nil {
-				time.Sleep(50 * time.Millisecond) // a sleep: the handler runs and drains what came; the client sees nothing of it
+				// the handler runs and drains what came
+				testkit.Wait(t, "the handler blocked in its read", testkit.Parked("uploadRoutes", ").Read("))
 			}
 			if tt.fullClose {
 				c.Close()
