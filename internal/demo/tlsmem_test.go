@@ -140,8 +140,9 @@ func TestTLSHandshakeTimeout(t *testing.T) {
 	srv := startChild(t, envServeTLS+"="+timeout.String())
 	time.Sleep(200 * time.Millisecond) // a sleep: the child settles before its baseline is read
 	baseErrs := srv.handshakeErrors(t)
+	withProbe := srv.fds(t)
 	http.DefaultClient.CloseIdleConnections() // its connection to /metrics is not counted
-	time.Sleep(200 * time.Millisecond)        // a sleep: the server sees the probe close, which has no event in this process
+	testkit.Wait(t, "the server to close the /metrics connection", func() bool { return srv.fds(t) < withProbe })
 	baseFDs := srv.fds(t)
 	hello := clientHelloPrefix(t)
 
