@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/celeris-dev/celeris/internal/testkit"
 )
 
 // jsonErrors is an API's error handler: every *HTTPError in one JSON format,
@@ -192,7 +194,8 @@ func TestBodyReaderCloseEndsBlockedRead(t *testing.T) {
 				_, err := io.ReadAll(br)
 				done <- err
 			}()
-			time.Sleep(50 * time.Millisecond) // a sleep: lets the reader block in Read before Close, which has no event to wait for
+			// the reader blocks in Read before Close
+			testkit.Until(testkit.Timeout, testkit.Parked("TestBodyReaderCloseEndsBlockedRead", ").Read("))
 			if err := cl.Close(); err != nil {
 				return c.String(500, "close: "+err.Error())
 			}

@@ -15,6 +15,8 @@ import (
 
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
+
+	"github.com/celeris-dev/celeris/internal/testkit"
 )
 
 // Regression tests for the 2025-26 CVE classes of HTTP servers, one table per
@@ -182,7 +184,7 @@ func TestCVESettingsInTime(t *testing.T) {
 			t.Parallel()
 			nc := tg.dial(t)
 			io.WriteString(nc, http2.ClientPreface)
-			time.Sleep(cveHeaderTimeout / 8) // a sleep: the pause under test, SETTINGS arrive late but in time
+			testkit.Slow(cveHeaderTimeout / 8) // the pause under test, SETTINGS arrive late but in time
 			fr := http2.NewFramer(nc, nc)
 			fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
 			if err := fr.WriteSettings(); err != nil {
@@ -192,7 +194,7 @@ func TestCVESettingsInTime(t *testing.T) {
 			if got := h2Status(t, fr, 1); got != "200" {
 				t.Fatalf("answer %s, want 200", got)
 			}
-			time.Sleep(cveHeaderTimeout * 2) // a sleep: past the timeout, nothing may fire
+			testkit.Window(cveHeaderTimeout * 2) // past the timeout, nothing may fire
 			h2Request(t, fr, 3, "/bench")
 			if got := h2Status(t, fr, 3); got != "200" {
 				t.Fatalf("after the timeout: answer %s, want 200", got)

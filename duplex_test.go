@@ -9,11 +9,14 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
+
+	"github.com/celeris-dev/celeris/internal/testkit"
 )
 
 // duplexRoutes echo each piece of the request body as it arrives, while the
@@ -253,7 +256,7 @@ func TestH2ResetUnblocksHandler(t *testing.T) {
 		case <-time.After(10 * time.Second):
 			t.Fatalf("%s: handler did not start", path)
 		}
-		time.Sleep(100 * time.Millisecond) // a sleep: the check is that the handler stays blocked: no event marks "still blocked"
+		testkit.Window(100 * time.Millisecond) // the check is that the handler stays blocked: no event marks "still blocked"
 		select {
 		case r := <-results:
 			t.Fatalf("%s: handler did not block: %v", path, r.err)
@@ -291,13 +294,17 @@ func TestAdaptBodyCloseUnblocksRead(t *testing.T) {
 	_, addr := startServer(t, Config{}, func(s *Server) {
 		s.POST("/", AdaptFunc(func(w http.ResponseWriter, r *http.Request) {
 			got := make(chan error, 1)
+			var first atomic.Bool
 			go func() {
 				buf := make([]byte, 16)
 				_, _ = io.ReadFull(r.Body, buf[:3])
+				first.Store(true)
 				_, err := r.Body.Read(buf) // blocks: the client sends nothing more
 				got <- err
 			}()
-			time.Sleep(50 * time.Millisecond) // a sleep: lets the body reader block in Read before the handler answers, which has no event
+			// the body reader blocks in its second Read before the handler answers
+			parked := testkit.Parked("TestAdaptBodyCloseUnblocksRead", ").Read(")
+			testkit.Until(testkit.Timeout, func() bool { return first.Load() && parked() })
 			_, _ = io.WriteString(w, "ok")
 			w.(http.Flusher).Flush()
 			_ = r.Body.Close()

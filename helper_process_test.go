@@ -21,6 +21,7 @@ import (
 
 	"github.com/celeris-dev/celeris"
 	"github.com/celeris-dev/celeris/celeristest"
+	"github.com/celeris-dev/celeris/internal/testkit"
 	"github.com/celeris-dev/celeris/websocket"
 )
 
@@ -67,7 +68,7 @@ func TestHelperServer(t *testing.T) {
 	s.GET("/pid", func(c *celeris.Context) error { return c.String(200, pid) })
 	s.GET("/slow", func(c *celeris.Context) error {
 		ms, _ := strconv.Atoi(c.Query("ms"))
-		time.Sleep(time.Duration(ms) * time.Millisecond) // a sleep: the route is slow on purpose
+		testkit.Slow(time.Duration(ms) * time.Millisecond) // the route is slow on purpose
 		return c.String(200, pid)
 	})
 	s.GET("/ws", websocket.Handler(nil, func(c *websocket.Conn) {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/celeris-dev/celeris/internal/testkit"
 )
 
 // A Hijack asked for by a worker, on a connection the client reset before the
@@ -42,7 +44,7 @@ func testHijackAfterClientReset(t *testing.T, e Engine) {
 		}))
 		s.GET("/block", func(c *Context) error {
 			close(blocking)
-			time.Sleep(300 * time.Millisecond) // a sleep: an inline handler that holds the loop, on purpose
+			testkit.Slow(300 * time.Millisecond) // an inline handler that holds the loop, on purpose
 			return c.String(http.StatusOK, "blocked")
 		}).Inline()
 		s.GET("/ok", func(c *Context) error { return c.String(http.StatusOK, "ok") })

@@ -126,7 +126,7 @@ func movedH1(t *testing.T, addr, route string, want []byte) {
 	if _, err := io.WriteString(nc, "GET "+route+" HTTP/1.1\r\nHost: x\r\n\r\nGET /small HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(400 * time.Millisecond) // a sleep: the window in which the heap may grow while the client reads nothing
+	testkit.Window(400 * time.Millisecond) // the window in which the heap may grow while the client reads nothing
 	grown := heapInuse() - base
 	t.Logf("heap growth while the client reads nothing: %.1f MiB", float64(grown)/(1<<20))
 	if grown > movedGrowthMax {
@@ -193,7 +193,7 @@ func movedH2(t *testing.T, addr, route string, want []byte) {
 	if resp.StatusCode != http.StatusOK || resp.ContentLength != int64(len(want)) {
 		t.Fatalf("status %d, content-length %d; want 200, %d", resp.StatusCode, resp.ContentLength, len(want))
 	}
-	time.Sleep(400 * time.Millisecond) // a sleep: the window in which the heap may grow while the client reads nothing
+	testkit.Window(400 * time.Millisecond) // the window in which the heap may grow while the client reads nothing
 	grown := heapInuse() - base
 	t.Logf("heap growth while the client reads nothing: %.1f MiB", float64(grown)/(1<<20))
 	if grown > movedGrowthMax {

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/celeris-dev/celeris/internal/testkit"
 )
 
 // extraRoutes are added to testRoutes by other test files.
@@ -37,7 +39,7 @@ func testRoutes(s *Server) {
 	s.GET("/panic", func(c *Context) error { panic("boom") })
 	s.GET("/slow", func(c *Context) error {
 		ms, _ := strconv.Atoi(c.Query("ms"))
-		time.Sleep(time.Duration(ms) * time.Millisecond) // a sleep: the route is slow on purpose (its duration is the query)
+		testkit.Slow(time.Duration(ms) * time.Millisecond) // the route is slow on purpose (its duration is the query)
 		return c.String(200, "OK")
 	})
 	s.GET("/query", func(c *Context) error { return c.String(200, c.Query("a")+"|"+c.Query("b")) })
@@ -161,7 +163,7 @@ func TestH1OneByteWrites(t *testing.T) {
 		"GET /users/5/posts/6 HTTP/1.1\r\nHost: x\r\n\r\n"
 	for i := 0; i < len(req); i++ {
 		rc.send(req[i : i+1])
-		time.Sleep(time.Millisecond) // a sleep: each byte must leave in a segment of its own
+		testkit.Slow(time.Millisecond) // each byte must leave in a segment of its own
 	}
 	if got := bodyString(t, rc.readResponse("POST")); got != "5" {
 		t.Fatalf("chunked upload: %q", got)

@@ -26,7 +26,7 @@ import (
 func halfCloseRoutes(s *Server) {
 	s.GET("/quick", func(c *Context) error { return c.String(200, "quick") })
 	s.GET("/slow", func(c *Context) error {
-		time.Sleep(150 * time.Millisecond) // a sleep: the route is slow on purpose, so that the half-close comes first
+		testkit.Slow(150 * time.Millisecond) // the route is slow on purpose, so that the half-close comes first
 		return c.String(200, "slow")
 	})
 	s.GET("/big", func(c *Context) error {
@@ -62,12 +62,12 @@ func halfCloseRoutes(s *Server) {
 			if err != nil {
 				return err
 			}
-			time.Sleep(2 * time.Millisecond) // a sleep: a slow reader on purpose: the client must get ahead of it
+			testkit.Slow(2 * time.Millisecond) // a slow reader on purpose: the client must get ahead of it
 		}
 		return c.String(200, strconv.Itoa(n))
 	})
 	s.GET("/slowbig", func(c *Context) error {
-		time.Sleep(50 * time.Millisecond) // a sleep: the route is slow on purpose, so that the half-close comes first
+		testkit.Slow(50 * time.Millisecond) // the route is slow on purpose, so that the half-close comes first
 		n, _ := strconv.Atoi(c.Query("mib"))
 		return c.Blob(200, "application/octet-stream", bytes.Repeat([]byte("b"), n<<20))
 	})
@@ -336,7 +336,7 @@ func TestH1HalfCloseShutdownWaitsForWriter(t *testing.T) {
 	// The answer is handed over as the client reads, and it does not read yet: the
 	// engine must still count the connection (gnet alone takes up to 500 ms to
 	// stop).
-	time.Sleep(1500 * time.Millisecond) // a sleep: a check that shutdown does not return: no event marks "not yet" (gnet alone takes up to 500 ms to stop)
+	testkit.Window(1500 * time.Millisecond) // a check that shutdown does not return: no event marks "not yet" (gnet alone takes up to 500 ms to stop)
 	select {
 	case err := <-done:
 		t.Fatalf("shutdown returned (%v) before the client read the answer", err)
@@ -378,7 +378,7 @@ func TestH1HalfCloseSlowReader(t *testing.T) {
 		if err != nil {
 			t.Fatalf("after %d bytes: %v", total, err)
 		}
-		time.Sleep(5 * time.Millisecond) // a sleep: a slow reader on purpose (about 6.5 MB/s at most)
+		testkit.Slow(5 * time.Millisecond) // a slow reader on purpose (about 6.5 MB/s at most)
 	}
 	if total < 8<<20 {
 		t.Fatalf("got %d bytes in %v, want the whole 8 MiB answer", total, time.Since(start))
@@ -413,7 +413,7 @@ func TestH1HalfCloseNoUpgrade(t *testing.T) {
 // and returns.
 func TestH1HalfCloseShutdownTimeout(t *testing.T) {
 	s, c := halfClosedBigAnswer(t)
-	time.Sleep(100 * time.Millisecond) // a sleep: the answer's first 512 KiB queue up in the server, which the client cannot see
+	waitSocketFull(t, c) // the answer queues up in the server
 	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
 	defer cancel()
 	if err := s.Shutdown(ctx); err == nil {
@@ -481,7 +481,7 @@ func uploadRoutes(res chan<- bodyResult) func(s *Server) {
 					}
 					break
 				}
-				time.Sleep(2 * time.Millisecond) // a sleep: a slow reader on purpose: the client must get ahead of it
+				testkit.Slow(2 * time.Millisecond) // a slow reader on purpose: the client must get ahead of it
 			}
 			res <- r
 			return c.String(200, strconv.FormatInt(r.n, 10))
@@ -531,7 +531,8 @@ func TestH1HalfCloseUploadEnds(t *testing.T) {
 			c := dialTCP(t, addr, 0)
 			io.WriteString(c, tt.raw)
 			if tt.wantErr != nil {
-				time.Sleep(50 * time.Millisecond) // a sleep: the handler runs and drains what came; the client sees nothing of it
+				// the handler runs and drains what came
+				testkit.Wait(t, "the handler blocked in its read", testkit.Parked("uploadRoutes", ").Read("))
 			}
 			if tt.fullClose {
 				c.Close()
@@ -586,9 +587,9 @@ func TestH1HalfCloseAfterOutputQueued(t *testing.T) {
 			if _, err := io.WriteString(c, tc.raw); err != nil {
 				t.Fatal(err)
 			}
-			// Let the handlers answer and the loop queue the output (up to the
+			// The handlers answer and the loop queues the output (up to the
 			// output bound: a worker's handler then waits for the client to read).
-			time.Sleep(300 * time.Millisecond) // a sleep: the handlers answer and the loop queues the output, which the client cannot see before it reads
+			waitSocketFull(t, c)
 			if err := c.CloseWrite(); err != nil {
 				t.Fatal(err)
 			}

@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/celeris-dev/celeris/internal/testkit"
 )
 
 // Hardening over real sockets: each attack on HTTP/1.1 framing (Host, targets,
@@ -199,7 +201,7 @@ func TestH1HardenTrailerWait(t *testing.T) {
 			req := head(path) + "3;ext=1\r\nabc\r\n2\r\nde\r\n0\r\nX-A: 1\r\nX-B: 2\r\n\r\n" + after
 			for i := range len(req) {
 				rc.send(req[i : i+1])
-				time.Sleep(500 * time.Microsecond) // a sleep: one byte per segment on purpose
+				testkit.Slow(500 * time.Microsecond) // one byte per segment on purpose
 			}
 			want := "abcde|X-A=1;X-B=2;"
 			if path == "/first5" {

@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/celeris-dev/celeris/internal/testkit"
 )
 
 // big16 is allocated on first use: a 16 MiB global would raise the heap (and the GC
@@ -59,7 +61,7 @@ func TestH1CloseDoesNotTruncate(t *testing.T) {
 	_, addr := startServer(t, Config{}, robustRoutes)
 	rc := dialRaw(t, addr)
 	rc.send("GET /big HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-	time.Sleep(300 * time.Millisecond) // a sleep: a slow reader on purpose: the close must wait for it
+	testkit.Slow(300 * time.Millisecond) // a slow reader on purpose: the close must wait for it
 	if n := len(bodyString(t, rc.readResponse("GET"))); n != len(big16()) {
 		t.Fatalf("got %d of %d bytes", n, len(big16()))
 	}
@@ -136,7 +138,7 @@ func TestH1StreamWriteAfterCloseFails(t *testing.T) {
 					failed <- err
 					return nil
 				}
-				time.Sleep(5 * time.Millisecond) // a sleep: paces the events of a stream the client never reads
+				testkit.Slow(5 * time.Millisecond) // paces the events of a stream the client never reads
 			}
 			failed <- nil
 			return nil
@@ -195,7 +197,7 @@ func TestH1PipelinedNonReaderBounded(t *testing.T) {
 			sent.Add(1)
 		}
 	}()
-	time.Sleep(2 * time.Second) // a sleep: the window in which the heap may grow while the client pipelines without reading
+	testkit.Window(2 * time.Second) // the window in which the heap may grow while the client pipelines without reading
 	runtime.GC()
 	runtime.ReadMemStats(&ms)
 	growth := int64(ms.HeapInuse) - int64(before)

@@ -232,7 +232,7 @@ func TestShutdownUnderConnectionChurn(t *testing.T) {
 			var inFlight atomic.Int32
 			s.GET("/slow", func(c *Context) error {
 				inFlight.Add(1)
-				time.Sleep(300 * time.Millisecond) // a sleep: the route is slow on purpose: the shutdown must wait for it
+				testkit.Slow(300 * time.Millisecond) // the route is slow on purpose: the shutdown must wait for it
 				return c.String(200, "slow")
 			})
 			s.GET("/bench", func(c *Context) error { return c.String(200, "OK") })
@@ -282,7 +282,7 @@ func TestShutdownUnderConnectionChurn(t *testing.T) {
 						c, err := net.DialTimeout("tcp", addr, time.Second)
 						if err != nil {
 							refused.Add(1)
-							time.Sleep(time.Millisecond) // a sleep: paces the refused client's redials
+							testkit.Slow(time.Millisecond) // paces the refused client's redials
 							continue
 						}
 						_ = c.SetDeadline(time.Now().Add(5 * time.Second))

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/celeris-dev/celeris/internal/testkit"
 )
 
 // directRoutes: a short handler, one that outlasts the std engine's direct-run
@@ -17,7 +19,7 @@ func directRoutes(cancelled chan<- struct{}, release <-chan struct{}) func(s *Se
 	return func(s *Server) {
 		s.GET("/fast/:n", func(c *Context) error { return c.String(200, "fast "+c.Param("n")) })
 		s.GET("/slow/:n", func(c *Context) error {
-			time.Sleep(15 * time.Millisecond) // a sleep: the route is slow on purpose, so that requests overlap
+			testkit.Slow(15 * time.Millisecond) // the route is slow on purpose, so that requests overlap
 			return c.String(200, "slow "+c.Param("n"))
 		})
 		s.GET("/stream/:n", func(c *Context) error {
@@ -30,7 +32,7 @@ func directRoutes(cancelled chan<- struct{}, release <-chan struct{}) func(s *Se
 				if err := w.Flush(); err != nil {
 					return err
 				}
-				time.Sleep(time.Millisecond) // a sleep: paces the parts so that each leaves in a write of its own
+				testkit.Slow(time.Millisecond) // paces the parts so that each leaves in a write of its own
 			}
 			return nil
 		})

@@ -22,6 +22,7 @@ import (
 	"golang.org/x/net/http2"
 
 	"github.com/celeris-dev/celeris/internal/selfcert"
+	"github.com/celeris-dev/celeris/internal/testkit"
 )
 
 // testCert is a self-signed certificate for 127.0.0.1 and localhost, made once.
@@ -530,7 +531,7 @@ func TestTLSConcurrentAndLarge(t *testing.T) {
 			m, err := resp.Body.Read(buf)
 			n += m
 			if n < 2<<20 {
-				time.Sleep(5 * time.Millisecond) // a sleep: a slow reader at first on purpose, so that the output backs up
+				testkit.Slow(5 * time.Millisecond) // a slow reader at first on purpose, so that the output backs up
 			}
 			if err != nil {
 				break

@@ -234,7 +234,7 @@ func upgradeUnderLoad(t *testing.T, engine string) {
 			l.finish()
 		}
 	}()
-	time.Sleep(200 * time.Millisecond) // a sleep: the load runs a while before the first upgrade
+	testkit.Slow(200 * time.Millisecond) // the load runs a while before the first upgrade
 
 	// A new process that exits before it serves: the old one goes on serving.
 	if err := os.WriteFile(failFile, nil, 0o600); err != nil {
@@ -270,7 +270,7 @@ func upgradeUnderLoad(t *testing.T, engine string) {
 		inflight <- fmt.Sprintf("%d close=%v %s", resp.StatusCode, resp.Close, b)
 	}()
 	for i := range 3 {
-		time.Sleep(300 * time.Millisecond) // a sleep: each process serves the load a while before its upgrade
+		testkit.Slow(300 * time.Millisecond) // each process serves the load a while before its upgrade
 		if err := syscall.Kill(cur.Pid, syscall.SIGHUP); err != nil {
 			t.Fatal(err)
 		}
@@ -290,7 +290,7 @@ func upgradeUnderLoad(t *testing.T, engine string) {
 		celeristest.WaitGone(t, cur.Pid, 30*time.Second)
 		cur = next
 	}
-	time.Sleep(300 * time.Millisecond) // a sleep: the last process serves the load a while before it stops
+	testkit.Slow(300 * time.Millisecond) // the last process serves the load a while before it stops
 	l.finish()
 	l.mu.Lock()
 	pids, errs := len(l.pids), l.errs

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/celeris-dev/celeris/internal/bytesconv"
+	"github.com/celeris-dev/celeris/internal/testkit"
 )
 
 // kept records values a handler kept past its return (what the tests below show
@@ -63,7 +64,7 @@ func TestCopyRequestValues(t *testing.T) {
 			}
 		})
 		sendTwo(t, addr)
-		time.Sleep(50 * time.Millisecond) // a sleep: the check is that nothing changes while the exchanges are recycled, which has no event
+		testkit.Window(50 * time.Millisecond) // the check is that nothing changes while the exchanges are recycled, which has no event
 		if got := k.get(); strings.Join(got, "|") != strings.Join(firstValues, "|") {
 			t.Errorf("inline=%v: kept %q, want %q", inline, got, firstValues)
 		}
@@ -145,7 +146,7 @@ func TestKeepBorrowedChild(t *testing.T) {
 		r.send("POST /v/abc?q=first HTTP/1.1\r\nHost: x\r\nX-A: alpha\r\nCookie: s=cookie-one\r\nContent-Length: 8\r\n\r\nbody-one")
 		r.readResponse("POST")
 	}
-	time.Sleep(100 * time.Millisecond) // a sleep: the request has ended in the server; the kept values must not change after it
+	testkit.Window(100 * time.Millisecond) // the kept values must not change once the request has ended in the server
 	k.mu.Lock()
 	got := k.vals
 	k.mu.Unlock()

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/celeris-dev/celeris/internal/testkit"
 	"github.com/celeris-dev/celeris/internal/ws"
 )
 
@@ -167,7 +168,7 @@ func TestAutobahnCases(t *testing.T) {
 						if _, err := c.nc.Write(out[i : i+1]); err != nil {
 							return
 						}
-						time.Sleep(50 * time.Microsecond) // a sleep: one byte per write on purpose (each in a segment of its own)
+						testkit.Slow(50 * time.Microsecond) // one byte per write on purpose (each in a segment of its own)
 					}
 				}()
 				for i, w := range tc.want {

@@ -75,11 +75,11 @@ func TestCSRFFormInChromium(t *testing.T) {
 		t.Fatalf("after the form's POST: %q %v", text, err)
 	}
 	// The flash was read: a reload does not show it again.
-	if _, err := p.Eval(deadline, `location.reload(); "reloading"`); err != nil {
+	// The old page is marked, so that Poll reads the reloaded one, which is not.
+	if _, err := p.Eval(deadline, `window.oldPage = true; location.reload(); "reloading"`); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(500 * time.Millisecond) // a sleep: the reload must begin before Poll reads the page, or it reads the old one
-	text, err = p.Poll(deadline, `document.forms.length ? document.body.innerText : ""`, func(v string) (bool, error) { return v != "", nil })
+	text, err = p.Poll(deadline, `!window.oldPage && document.forms.length ? document.body.innerText : ""`, func(v string) (bool, error) { return v != "", nil })
 	if err != nil || strings.Contains(text, "added") {
 		t.Errorf("after a reload: %q %v", text, err)
 	}

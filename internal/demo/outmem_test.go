@@ -14,6 +14,8 @@ import (
 
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
+
+	"github.com/celeris-dev/celeris/internal/testkit"
 )
 
 // Bounded output, against the demo in a child process (see wsmem_test.go): what
@@ -299,7 +301,7 @@ func outChild(t *testing.T, engine string) (*child, []outTransport) {
 				c.path = "/stream?n=100"
 			}
 			cl := c.open(t, tr)
-			time.Sleep(50 * time.Millisecond) // a sleep: the transfer runs a while before the client stops it
+			testkit.Slow(50 * time.Millisecond) // the transfer runs a while before the client stops it
 			cl.stop()
 		}
 	}
@@ -321,7 +323,7 @@ func TestOutputBoundedPerConnection(t *testing.T) {
 					t.Run(tr.name+"/"+oc.String(), func(t *testing.T) {
 						const n = 4
 						srv.freeOS(t)
-						time.Sleep(100 * time.Millisecond) // a sleep: the freed memory leaves RSS before the baseline is read; RSS has no event
+						srv.settle(100 * time.Millisecond) // the freed memory leaves RSS before the baseline is read; RSS has no event
 						base := srv.rss(t)
 						clients := make([]outClient, n)
 						for i := range clients {
@@ -382,7 +384,7 @@ func TestOutputSlowH2Streams(t *testing.T) {
 		t.Run(tr.name, func(t *testing.T) {
 			const conns, streams = 4, 5
 			srv.freeOS(t)
-			time.Sleep(100 * time.Millisecond) // a sleep: the freed memory leaves RSS before the baseline is read; RSS has no event
+			srv.settle(100 * time.Millisecond) // the freed memory leaves RSS before the baseline is read; RSS has no event
 			base := srv.rss(t)
 			scheme := map[bool]string{false: "http", true: "https"}[tr.tls]
 			var clients []outClient
@@ -418,7 +420,7 @@ func TestOutputSlowH2Streams(t *testing.T) {
 				if i%20 == 0 {
 					peak = max(peak, srv.rss(t))
 				}
-				time.Sleep(2 * time.Millisecond) // a sleep: paces the requests, so that RSS is sampled during them
+				testkit.Slow(2 * time.Millisecond) // paces the requests, so that RSS is sampled during them
 			}
 			peak = max(peak, srv.rss(t))
 			var got int64

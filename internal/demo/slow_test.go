@@ -12,6 +12,7 @@ import (
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
 
+	"github.com/celeris-dev/celeris/celeristest"
 	"github.com/celeris-dev/celeris/internal/testkit"
 )
 
@@ -32,11 +33,11 @@ func openFDs(t *testing.T) int {
 // last close (half the wait, so a loaded machine does not fail it while a
 // handler that ignores its context does). Over HTTP/1.1 and h2c.
 func TestSlowWatchesContext(t *testing.T) {
-	base := startDemo(t, false)
-	addr := strings.TrimPrefix(base, "http://")
+	s := newServer("127.0.0.1:0", 2, false, false)
+	addr := celeristest.Start(t, s)
 	for _, proto := range []string{"h1", "h2c"} {
 		t.Run(proto, func(t *testing.T) {
-			time.Sleep(100 * time.Millisecond) // a sleep: the previous run's descriptors go, which has no event in this process
+			testkit.Wait(t, "the previous run's connections to close", func() bool { return s.Stats().OpenConnections == 0 })
 			baseline := openFDs(t)
 			const clients = 200
 			conns := make([]net.Conn, clients)
@@ -54,7 +55,7 @@ func TestSlowWatchesContext(t *testing.T) {
 				}()
 			}
 			wg.Wait()
-			time.Sleep(100 * time.Millisecond) // a sleep: the requests reach their handlers before the clients close; the clients cannot see it
+			testkit.Wait(t, "the requests in their handlers", func() bool { return s.Stats().ActiveRequests >= clients })
 			for _, c := range conns {
 				_ = c.Close()
 			}

@@ -140,8 +140,9 @@ func TestTLSHandshakeTimeout(t *testing.T) {
 	srv := startChild(t, envServeTLS+"="+timeout.String())
 	time.Sleep(200 * time.Millisecond) // a sleep: the child settles before its baseline is read
 	baseErrs := srv.handshakeErrors(t)
+	withProbe := srv.fds(t)
 	http.DefaultClient.CloseIdleConnections() // its connection to /metrics is not counted
-	time.Sleep(200 * time.Millisecond)        // a sleep: the server sees the probe close, which has no event in this process
+	testkit.Wait(t, "the server to close the /metrics connection", func() bool { return srv.fds(t) < withProbe })
 	baseFDs := srv.fds(t)
 	hello := clientHelloPrefix(t)
 
@@ -354,7 +355,7 @@ func TestTLSIdleMemory(t *testing.T) {
 			}
 		}
 	}
-	time.Sleep(300 * time.Millisecond) // a sleep: the child settles before its baseline RSS is read; RSS has no event
+	srv.settle(300 * time.Millisecond) // the child settles before its baseline RSS is read; RSS has no event
 	base := srv.rss(t)
 	var mu sync.Mutex
 	conns := make([]net.Conn, 0, n)
@@ -394,11 +395,11 @@ func TestTLSIdleMemory(t *testing.T) {
 	}
 	start := time.Now()
 	open("http/1.1", n/2, h1Get)
-	time.Sleep(300 * time.Millisecond) // a sleep: the server's memory settles after the connections before RSS is read
+	srv.settle(300 * time.Millisecond) // the server's memory settles after the connections before RSS is read
 	h1RSS := srv.rss(t)
 	open("h2", n/2, h2Get)
 	opened := time.Since(start)
-	time.Sleep(500 * time.Millisecond) // a sleep: the server's memory settles after the connections before RSS is read
+	srv.settle(500 * time.Millisecond) // the server's memory settles after the connections before RSS is read
 	all := srv.rss(t)
 	perH1, perH2 := (h1RSS-base)/(n/2), (all-h1RSS)/(n/2)
 	// What the connections keep, the handshakes' garbage collected and returned.

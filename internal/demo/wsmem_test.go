@@ -97,6 +97,12 @@ func (c *child) rss(t *testing.T) int64 {
 	return 0
 }
 
+// settle lets the child's memory settle for d before its RSS is read: what it
+// frees or allocates reaches RSS later, and RSS has no event to wait for.
+func (c *child) settle(d time.Duration) {
+	time.Sleep(d) // a sleep: RSS follows the heap with no event; the only wait is a time
+}
+
 // wsDial opens a WebSocket to /ws/echo on a raw connection.
 func wsDial(t *testing.T, addr string) (net.Conn, *bufio.Reader) {
 	t.Helper()
@@ -139,7 +145,7 @@ func TestWebSocketIdleMemory(t *testing.T) {
 	}
 	const n = 10000
 	srv := startChild(t)
-	time.Sleep(200 * time.Millisecond) // a sleep: the child settles before its baseline RSS is read; RSS has no event
+	srv.settle(200 * time.Millisecond) // the child settles before its baseline RSS is read; RSS has no event
 	base := srv.rss(t)
 	conns := make([]net.Conn, 0, n)
 	defer func() {
@@ -163,7 +169,7 @@ func TestWebSocketIdleMemory(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	time.Sleep(500 * time.Millisecond) // a sleep: the server's memory settles after the burst before RSS is read
+	srv.settle(500 * time.Millisecond) // the server's memory settles after the burst before RSS is read
 	grown := srv.rss(t) - base
 	t.Logf("%d idle WebSocket connections: server RSS %d MB -> %d MB (+%d KB per connection)", n, base>>20, (base+grown)>>20, grown/n>>10)
 	if grown > 150<<20 {
@@ -181,7 +187,7 @@ func TestWebSocketClientNeverReads(t *testing.T) {
 	srv := startChild(t)
 	nc, _ := wsDial(t, srv.addr)
 	defer nc.Close()
-	time.Sleep(200 * time.Millisecond) // a sleep: the child settles before its baseline RSS is read; RSS has no event
+	srv.settle(200 * time.Millisecond) // the child settles before its baseline RSS is read; RSS has no event
 	base := srv.rss(t)
 	for _, tc := range []struct {
 		name  string
@@ -229,7 +235,7 @@ func TestPipelinedClientNeverReads(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer nc.Close()
-	time.Sleep(200 * time.Millisecond) // a sleep: the child settles before its baseline RSS is read; RSS has no event
+	srv.settle(200 * time.Millisecond) // the child settles before its baseline RSS is read; RSS has no event
 	base := srv.rss(t)
 	req := "GET /download?size=1048576 HTTP/1.1\r\nHost: x\r\nX-Pad: " + strings.Repeat("p", 4000) + "\r\n\r\n"
 	batch := []byte(strings.Repeat(req, 256))

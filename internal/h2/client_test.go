@@ -17,6 +17,7 @@ import (
 	"golang.org/x/net/http2"
 
 	"github.com/celeris-dev/celeris/internal/httpmsg"
+	"github.com/celeris-dev/celeris/internal/testkit"
 )
 
 // xnetClient returns an h2c client from golang.org/x/net/http2.
@@ -47,7 +48,7 @@ func appHandler() handlerFunc {
 			case "/inline":
 				_ = w.WriteResponse(200, []httpmsg.Field{{Name: "Content-Type", Value: "text/plain"}}, []byte("inline ok"))
 			case "/slow":
-				time.Sleep(500 * time.Millisecond) // a sleep: the route is slow on purpose: other streams must not wait for it
+				testkit.Slow(500 * time.Millisecond) // the route is slow on purpose: other streams must not wait for it
 				_ = w.WriteResponse(200, nil, []byte("slow"))
 			case "/big":
 				_ = w.WriteResponse(200, nil, big)
@@ -84,7 +85,7 @@ func appHandler() handlerFunc {
 				for i := range 5 {
 					_, _ = fmt.Fprintf(w, "event %d\n", i)
 					_ = w.Flush()
-					time.Sleep(10 * time.Millisecond) // a sleep: paces the stream's events so that each leaves in a frame of its own
+					testkit.Slow(10 * time.Millisecond) // paces the stream's events so that each leaves in a frame of its own
 				}
 				_ = w.End([]httpmsg.Field{{Name: "X-Done", Value: "5"}})
 			default:
@@ -293,7 +294,16 @@ func TestClientStreamingAndTrailers(t *testing.T) {
 // TestClientSlowHandlerDoesNotBlock checks that a blocked handler does not delay
 // another stream of the same connection.
 func TestClientSlowHandlerDoesNotBlock(t *testing.T) {
-	srv := startNetServer(t, appHandler(), nil)
+	h := appHandler()
+	slowIn := make(chan struct{})
+	serve := h.serve
+	h.serve = func(r *httpmsg.Request, w httpmsg.ResponseWriter) {
+		if r.Path == "/slow" {
+			close(slowIn)
+		}
+		serve(r, w)
+	}
+	srv := startNetServer(t, h, nil)
 	cl := xnetClient()
 	mustGet(t, cl, "http://"+srv.addr()+"/warm") // one connection
 	slowDone := make(chan time.Time, 1)
@@ -301,7 +311,11 @@ func TestClientSlowHandlerDoesNotBlock(t *testing.T) {
 		mustGet(t, cl, "http://"+srv.addr()+"/slow")
 		slowDone <- time.Now()
 	}()
-	time.Sleep(50 * time.Millisecond) // a sleep: the slow request reaches its handler first; the client cannot see that it did
+	select { // the slow request reaches its handler first
+	case <-slowIn:
+	case <-time.After(testkit.Timeout):
+		t.Fatal("the slow request did not reach its handler")
+	}
 	start := time.Now()
 	for range 5 {
 		mustGet(t, cl, "http://"+srv.addr()+"/fast")

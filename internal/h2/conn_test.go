@@ -407,7 +407,8 @@ func TestCloseUnblocksHandlers(t *testing.T) {
 	hs.send(frame.AppendHeaders(nil, 1, false, true, hs.post("/read")))
 	hs.send(frame.AppendData(nil, 1, false, []byte("partial")))
 	hs.send(frame.AppendHeaders(nil, 3, true, true, hs.get("/write")))
-	time.Sleep(50 * time.Millisecond) // a sleep: the handlers block in their reads and writes before the close; the harness cannot see that they do
+	testkit.Wait(t, "the /read handler blocked in its read", testkit.Parked("TestCloseUnblocksHandlers", "io.ReadAll"))
+	testkit.Wait(t, "the /write handler blocked in its write", testkit.Parked("TestCloseUnblocksHandlers", ").Write("))
 	hs.c.OnClose(nil)
 	for range 2 {
 		select {
@@ -533,7 +534,7 @@ func TestContentLengthBody(t *testing.T) {
 							body, err := r.Body, error(nil)
 							if r.BodyReader != nil {
 								if !readEarly {
-									time.Sleep(20 * time.Millisecond) // a sleep: the whole body has come before the handler reads it, on purpose
+									testkit.Slow(20 * time.Millisecond) // the whole body has come before the handler reads it, on purpose
 								}
 								body, err = io.ReadAll(r.BodyReader)
 							}
@@ -549,7 +550,7 @@ func TestContentLengthBody(t *testing.T) {
 					}
 					for i, d := range tt.data {
 						if readEarly {
-							time.Sleep(5 * time.Millisecond) // a sleep: the handler waits for each DATA frame, on purpose
+							testkit.Slow(5 * time.Millisecond) // the handler waits for each DATA frame, on purpose
 						}
 						hs.send(frame.AppendData(nil, 1, i == len(tt.data)-1 && !tt.trailers, []byte(d)))
 					}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/celeris-dev/celeris/internal/h2/frame"
 	"github.com/celeris-dev/celeris/internal/httpmsg"
+	"github.com/celeris-dev/celeris/internal/testkit"
 )
 
 // requestContext returns the request's context as the framework's c.Context()
@@ -85,7 +86,7 @@ func TestContextOutlivesRequest(t *testing.T) {
 								errs <- errors.New("Err changed after cancellation")
 								return
 							}
-							time.Sleep(50 * time.Microsecond) // a sleep: polls the context while the stream is reset, on purpose
+							testkit.Slow(50 * time.Microsecond) // polls the context while the stream is reset, on purpose
 						}
 					}()
 					_ = w.WriteResponse(200, nil, []byte("ok"))

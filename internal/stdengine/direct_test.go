@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/celeris-dev/celeris/internal/httpmsg"
+	"github.com/celeris-dev/celeris/internal/testkit"
 )
 
 // Every transition of a direct run's state, from every phase, for its own run
@@ -91,8 +92,8 @@ func TestDirectRunDetachedKeepsInputError(t *testing.T) {
 			p.busy.Store(true)
 			dr := c.(httpmsg.DirectRunner)
 			if !dr.RunDirect(fnTask(func() {
-				dr.Detach()                       // as a handler that flushes early does
-				time.Sleep(20 * time.Millisecond) // a sleep: a handler that answers later on purpose, after its Detach
+				dr.Detach()                         // as a handler that flushes early does
+				testkit.Slow(20 * time.Millisecond) // a handler that answers later on purpose, after its Detach
 				mu.Lock()
 				answer = []byte("answer")
 				mu.Unlock()

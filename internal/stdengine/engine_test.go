@@ -14,6 +14,7 @@ import (
 	"github.com/celeris-dev/celeris/internal/httpmsg"
 	"github.com/celeris-dev/celeris/internal/protoselect"
 	"github.com/celeris-dev/celeris/internal/selfcert"
+	"github.com/celeris-dev/celeris/internal/testkit"
 )
 
 // proto is a protocol for engine tests: each hook is optional.
@@ -133,7 +134,7 @@ func TestWakeInterruptsRead(t *testing.T) {
 				data: func(p *proto, in []byte) (int, error) {
 					msg := append([]byte("echo:"), in...)
 					go func() { // a "worker"
-						time.Sleep(50 * time.Millisecond) // a sleep: a worker that answers later on purpose
+						testkit.Slow(50 * time.Millisecond) // a worker that answers later on purpose
 						mu.Lock()
 						ready = append(ready, msg...)
 						mu.Unlock()
@@ -203,7 +204,8 @@ func TestDrainLevelWakesOwner(t *testing.T) {
 		})
 		c := dial(t, addr, tlsOn)
 		io.WriteString(c, "go")
-		time.Sleep(100 * time.Millisecond) // a sleep: the output backs up in the writer while the client does not read, which it cannot see
+		// the output backs up in the writer while the client does not read
+		testkit.Wait(t, "the writer blocked in its write", testkit.Parked("stdengine.(*writer).run", "poll.(*FD).Write"))
 		if _, err := io.CopyN(io.Discard, c, size); err != nil {
 			t.Fatal(err)
 		}

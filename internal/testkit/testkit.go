@@ -46,6 +46,18 @@ func Wait(t testing.TB, what string, cond func() bool) {
 	}
 }
 
+// Slow takes d on purpose: the slowness is the behaviour under test (a route
+// that takes time, a reader that falls behind, writes paced so that each
+// leaves in a segment or frame of its own, a phase of load that lasts). A call
+// says in a comment what is slow and why.
+func Slow(d time.Duration) { time.Sleep(d) }
+
+// Window holds the test for d, a span of time that is itself the check:
+// nothing may happen in it (a handler stays blocked, no timer fires, the heap
+// does not grow), or what happens in it is measured. No event marks "not
+// yet", so the span is a time. A call says in a comment what it checks.
+func Window(d time.Duration) { time.Sleep(d) }
+
 // Port waits until addr accepts a TCP connection.
 func Port(t testing.TB, addr string) {
 	t.Helper()
@@ -69,6 +81,39 @@ func Goroutines(t testing.TB, n int) int {
 		t.Fatalf("%d goroutines, want at most %d:\n%s", got, n, buf[:runtime.Stack(buf, true)])
 	}
 	return got
+}
+
+// Parked returns a condition for Until or Wait: that some goroutine whose
+// stack holds every one of frames (substrings of its trace: a function's name,
+// a method such as ").Read(") is parked, blocked on a channel, a lock, a
+// condition or the network, not running. A test waits for it before it acts on
+// a goroutine it means to find blocked in a call.
+func Parked(frames ...string) func() bool {
+	return func() bool {
+		buf := make([]byte, 1<<20)
+		for {
+			n := runtime.Stack(buf, true)
+			if n < len(buf) {
+				buf = buf[:n]
+				break
+			}
+			buf = make([]byte, 2*len(buf))
+		}
+	next:
+		for _, g := range strings.Split(string(buf), "\n\n") {
+			head, _, _ := strings.Cut(g, "\n")
+			if strings.Contains(head, "[running") || strings.Contains(head, "[runnable") || strings.Contains(head, "[syscall") {
+				continue
+			}
+			for _, f := range frames {
+				if !strings.Contains(g, f) {
+					continue next
+				}
+			}
+			return true
+		}
+		return false
+	}
 }
 
 // Log is an io.Writer that keeps what is written to it, safe for concurrent

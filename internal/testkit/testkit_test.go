@@ -69,3 +69,34 @@ func TestGoroutines(t *testing.T) {
 		t.Fatalf("%d goroutines, want %d", got, base)
 	}
 }
+
+func TestSlowAndWindow(t *testing.T) {
+	for _, f := range []func(time.Duration){Slow, Window} {
+		start := time.Now()
+		f(5 * time.Millisecond)
+		if d := time.Since(start); d < 5*time.Millisecond {
+			t.Fatalf("returned after %v, before 5ms", d)
+		}
+	}
+}
+
+func TestParked(t *testing.T) {
+	block := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		parkedHere(block)
+		close(done)
+	}()
+	Wait(t, "parkedHere blocked", Parked("testkit.parkedHere", "TestParked"))
+	if Parked("testkit.parkedHere", "no such frame")() {
+		t.Fatal("Parked matched a frame no goroutine has")
+	}
+	close(block)
+	<-done
+	if Parked("testkit.parkedHere")() {
+		t.Fatal("Parked matched a goroutine that has ended")
+	}
+}
+
+//go:noinline
+func parkedHere(block chan struct{}) { <-block }

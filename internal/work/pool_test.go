@@ -68,7 +68,7 @@ func TestExpiry(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := 0; i < 10; i++ {
 		wg.Add(1)
-		p.Submit(fnTask(func() { time.Sleep(10 * time.Millisecond); wg.Done() })) // a sleep: a task that takes time, on purpose
+		p.Submit(fnTask(func() { testkit.Slow(10 * time.Millisecond); wg.Done() })) // a task that takes time, on purpose
 	}
 	wg.Wait()
 	testkit.Until(3*time.Second, func() bool { return p.Workers() == 0 })

@@ -14,6 +14,7 @@ import (
 
 	"github.com/celeris-dev/celeris"
 	"github.com/celeris-dev/celeris/internal/h2raw"
+	"github.com/celeris-dev/celeris/internal/testkit"
 	"github.com/celeris-dev/celeris/middleware/compress"
 	"github.com/celeris-dev/celeris/middleware/internal/mwtest"
 )
@@ -52,7 +53,8 @@ func TestInlineLargeBodyKeepsItsBuffer(t *testing.T) {
 	if err := h2raw.WriteRequest(fr, 1, http.MethodGet, "x", "/a", true, hpack.HeaderField{Name: "accept-encoding", Value: "gzip"}); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(200 * time.Millisecond) // a sleep: the first response queues behind a client that does not read; nothing signals it queued
+	testkit.Wait(t, "the first answer queued behind the client's window",
+		testkit.Parked("celeris.(*Context).writeMoved", "h2.(*stream).Write"))
 	client := mwtest.Client(t)
 	for range 8 {
 		req, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/b", nil)

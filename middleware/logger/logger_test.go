@@ -67,7 +67,7 @@ func TestLogger(t *testing.T) {
 			Skip:   func(c *celeris.Context) bool { return c.Path() == "/health" },
 		}))
 		s.GET("/ok", func(c *celeris.Context) error {
-			time.Sleep(2 * time.Millisecond) // a sleep: the handler's duration is what the log records
+			testkit.Slow(2 * time.Millisecond) // the handler's duration is what the log records
 			return c.String(201, "ok")
 		})
 		s.GET("/http-error", func(c *celeris.Context) error { return celeris.NewHTTPError(403, "no") })

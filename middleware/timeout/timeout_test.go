@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/celeris-dev/celeris"
+	"github.com/celeris-dev/celeris/internal/testkit"
 	"github.com/celeris-dev/celeris/middleware/internal/mwtest"
 	"github.com/celeris-dev/celeris/middleware/timeout"
 )
@@ -39,7 +40,7 @@ func TestTimeout(t *testing.T) {
 			}
 		})
 		g.GET("/overrun", func(c *celeris.Context) error {
-			time.Sleep(2 * limit) // a sleep: a handler that ignores its context, on purpose
+			testkit.Slow(2 * limit) // a handler that ignores its context, on purpose
 			c.SetHeader("X-Handler", "1")
 			return c.String(200, "late")
 		})
@@ -50,7 +51,7 @@ func TestTimeout(t *testing.T) {
 				return err
 			}
 			_, _ = w.Write([]byte("streamed"))
-			time.Sleep(2 * limit) // a sleep: a handler that ignores its context, on purpose
+			testkit.Slow(2 * limit) // a handler that ignores its context, on purpose
 			return nil
 		})
 		s.GET("/custom", func(c *celeris.Context) error {
