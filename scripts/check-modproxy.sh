@@ -11,9 +11,15 @@
 # compiled already; this repository's modules at that version are removed
 # from it before and after (the tree's snapshot must not stay there as if it
 # were the release).
+#
+# The go command also indexes a module-cache directory once, in the build
+# cache, taking a version's files as immutable (its "module index"); the
+# tree's snapshot changes under one version, so the index is turned off
+# (GODEBUG goindex=0), or a later run compiles the file list of an earlier one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export GOWORK=off GOTOOLCHAIN=local
+export GODEBUG="${GODEBUG:+$GODEBUG,}goindex=0"
 version=$(cd http3 && go list -m -f '{{.Version}}' github.com/celeris-dev/celeris)
 cache=$(go env GOMODCACHE)
 tmp=$(mktemp -d)
