@@ -5,6 +5,7 @@ package main
 import (
 	"bufio"
 	"crypto/tls"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -65,7 +66,11 @@ func activate(t *testing.T, sockArgs []string, demoArgs string) *activated {
 	if err != nil {
 		t.Skip("systemd-socket-activate not installed (apt-get install systemd)")
 	}
-	args := append(append([]string{}, sockArgs...), "-E", "CELERIS_DEMO_ARGS="+demoArgs, os.Args[0], "-test.run=^TestDemoProcess$")
+	// mark is in the environment of the demo and of every process it starts
+	// (an upgrade passes the environment on), so that the cleanup finds a new
+	// process whose parent already exited.
+	mark := fmt.Sprintf("CELERIS_TEST_MARK=%d-%d", os.Getpid(), time.Now().UnixNano())
+	args := append(append([]string{}, sockArgs...), "-E", "CELERIS_DEMO_ARGS="+demoArgs, "-E", mark, os.Args[0], "-test.run=^TestDemoProcess$")
 	a := &activated{cmd: exec.Command(bin, args...)}
 	stderr, err := a.cmd.StderrPipe()
 	if err != nil {
@@ -97,7 +102,7 @@ func activate(t *testing.T, sockArgs []string, demoArgs string) *activated {
 		a.mu.Lock()
 		pids := a.pids
 		a.mu.Unlock()
-		for _, pid := range pids {
+		for _, pid := range append(pids, marked(mark)...) {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 		if t.Failed() {
@@ -111,6 +116,29 @@ func activate(t *testing.T, sockArgs []string, demoArgs string) *activated {
 		t.Fatal("systemd-socket-activate did not listen")
 	}
 	return a
+}
+
+// marked returns the processes whose environment holds mark ("NAME=VALUE").
+func marked(mark string) []int {
+	var pids []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		n, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/environ")
+		if err != nil {
+			continue
+		}
+		for _, kv := range strings.Split(string(b), "\x00") {
+			if kv == mark {
+				pids = append(pids, n)
+				break
+			}
+		}
+	}
+	return pids
 }
 
 // childOf returns the process whose parent is pid (the demo that an upgrade
