@@ -178,3 +178,28 @@ func githubAnchor(h string) string {
 	}
 	return b.String()
 }
+
+// TestArchitectureQuotesNoMeasurements: measurements live in BENCHMARKS.md,
+// which stays short enough to read (450 lines), with a date and commit each;
+// ARCHITECTURE.md describes the design and links to them. A figure of cost
+// (instructions, a share of the CPU, time per request) in ARCHITECTURE.md
+// would drift from the code it measured.
+func TestArchitectureQuotesNoMeasurements(t *testing.T) {
+	b, err := os.ReadFile("docs/BENCHMARKS.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(b), "\n"); n > 450 {
+		t.Errorf("docs/BENCHMARKS.md has %d lines; keep it at 450 at most (older runs belong in docs/bench/)", n)
+	}
+	a, err := os.ReadFile("docs/ARCHITECTURE.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cost := regexp.MustCompile(`\d[\d,.]* ?(instructions|% of (the|a) (CPU|short)|µs (a|per) request|ns (a|per) request|k? ?requests? (a|per) (second|CPU))`)
+	for i, line := range strings.Split(string(a), "\n") {
+		if m := cost.FindString(line); m != "" {
+			t.Errorf("docs/ARCHITECTURE.md:%d quotes a measurement (%q): put it in BENCHMARKS.md and link to it", i+1, m)
+		}
+	}
+}
