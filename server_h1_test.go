@@ -10,8 +10,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/celeris-dev/celeris/internal/testkit"
 )
 
 // extraRoutes are added to testRoutes by other test files.
@@ -156,10 +154,7 @@ func TestH1OneByteWrites(t *testing.T) {
 	rc := dialRaw(t, addr)
 	req := "POST /upload HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3;ext=1\r\nabc\r\n2\r\nde\r\n0\r\nX-Trailer: t\r\n\r\n" +
 		"GET /users/5/posts/6 HTTP/1.1\r\nHost: x\r\n\r\n"
-	for i := 0; i < len(req); i++ {
-		rc.send(req[i : i+1])
-		testkit.Slow(time.Millisecond) // each byte must leave in a segment of its own
-	}
+	rc.trickle(req)
 	if got := bodyString(t, rc.readResponse("POST")); got != "5" {
 		t.Fatalf("chunked upload: %q", got)
 	}

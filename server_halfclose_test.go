@@ -655,29 +655,24 @@ func TestH2HalfCloseEndsAfterQueuedOutput(t *testing.T) {
 	}
 }
 
-// waitSocketFull waits until c's receive queue holds bytes and has not grown for
-// 300 ms: the server's socket is full, so what it has not sent waits in its own
-// queues, up to their bounds. Where the queue cannot be read, it waits 300 ms.
+// waitSocketFull waits until c's receive queue holds bytes and has not changed
+// for 350 ms: the server's socket is full, so what it has not sent waits in its
+// own queues, up to their bounds, and the loop has queued what it held. Where
+// the queue cannot be read (not Linux), it waits 350 ms.
 func waitSocketFull(t *testing.T, c *net.TCPConn) {
 	t.Helper()
 	if rcvQueued(c) < 0 {
-		time.Sleep(300 * time.Millisecond) // a sleep: without the socket's receive queue there is nothing to poll
+		testkit.Window(350 * time.Millisecond) // a sleep: without the socket's receive queue there is nothing to poll
 		return
 	}
-	prev, stable := 0, 0
-	for deadline := time.Now().Add(10 * time.Second); stable < 30; time.Sleep(10 * time.Millisecond) { // a sleep: the period is the measure: the queue must stay the same for 30 periods
-		if time.Now().After(deadline) {
-			t.Fatalf("the server sent %d bytes in 10 s and no more", prev)
+	prev, since := 0, time.Now()
+	testkit.Wait(t, "the server's socket to fill", func() bool {
+		if q := rcvQueued(c); q <= 0 || q != prev {
+			prev, since = q, time.Now()
+			return false
 		}
-		q := rcvQueued(c)
-		if q > 0 && q == prev {
-			stable++
-		} else {
-			stable = 0
-		}
-		prev = q
-	}
-	time.Sleep(50 * time.Millisecond) // a sleep: the loop finishes queueing what it holds, which the client cannot see
+		return time.Since(since) >= 350*time.Millisecond
+	})
 }
 
 // halfClosedBigAnswer asks a new server for an 8 MiB answer from a client with a

@@ -61,7 +61,7 @@ func TestH1CloseDoesNotTruncate(t *testing.T) {
 	_, addr := startServer(t, Config{}, robustRoutes)
 	rc := dialRaw(t, addr)
 	rc.send("GET /big HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-	testkit.Slow(300 * time.Millisecond) // a slow reader on purpose: the close must wait for it
+	waitSocketFull(t, rc.c.(*net.TCPConn)) // a reader that is late: the answer waits in the server when it closes
 	if n := len(bodyString(t, rc.readResponse("GET"))); n != len(big16()) {
 		t.Fatalf("got %d of %d bytes", n, len(big16()))
 	}
