@@ -35,6 +35,11 @@ func testRoutes(s *Server) {
 	s.POST("/inline-upload", func(c *Context) error { return c.String(200, strconv.Itoa(len(c.req.Body))) }).Inline()
 	s.POST("/reject", func(c *Context) error { return NewHTTPError(403, "no") })
 	s.GET("/panic", func(c *Context) error { panic("boom") })
+	// /held is a request in flight until the server begins to shut down.
+	s.GET("/held", func(c *Context) error {
+		<-s.ShuttingDown()
+		return c.String(200, "OK")
+	})
 	s.GET("/query", func(c *Context) error { return c.String(200, c.Query("a")+"|"+c.Query("b")) })
 	s.GET("/stream", func(c *Context) error {
 		w, err := c.Stream(200, "text/plain")

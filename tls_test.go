@@ -357,7 +357,7 @@ func TestStartTLSCertFiles(t *testing.T) {
 	waitFor(t, "the first request to end", func() bool { return s.Stats().ActiveRequests == 0 })
 	slow := make(chan string, 1)
 	go func() {
-		resp, err := tlsClient(t, false).Get("https://" + addr + "/slow?ms=300")
+		resp, err := tlsClient(t, false).Get("https://" + addr + "/held")
 		if err != nil {
 			slow <- err.Error()
 			return
@@ -424,7 +424,7 @@ func TestTLSShutdownAndCancel(t *testing.T) {
 	}
 
 	results := make(chan string, 2)
-	for _, url := range []string{"http://" + plain + "/slow?ms=400", "https://" + secure + "/slow?ms=400"} {
+	for _, url := range []string{"http://" + plain + "/held", "https://" + secure + "/held"} {
 		go func() {
 			resp, err := tlsClient(t, true).Get(url)
 			if err != nil {
