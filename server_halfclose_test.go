@@ -26,7 +26,7 @@ import (
 func halfCloseRoutes(s *Server) {
 	s.GET("/quick", func(c *Context) error { return c.String(200, "quick") })
 	s.GET("/slow", func(c *Context) error {
-		testkit.Slow(150 * time.Millisecond) // the route is slow on purpose, so that the half-close comes first
+		answerLate()
 		return c.String(200, "slow")
 	})
 	s.GET("/big", func(c *Context) error {
@@ -50,27 +50,42 @@ func halfCloseRoutes(s *Server) {
 		return c.Blob(200, "application/octet-stream", bytes.Repeat([]byte("i"), 16<<20))
 	}).Inline()
 	s.POST("/slowcount", func(c *Context) error {
-		// Reads slowly, so that the body backs up into the engine's buffers.
-		buf := make([]byte, 64<<10)
-		n := 0
-		for {
-			m, err := c.BodyReader().Read(buf)
-			n += m
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				return err
-			}
-			testkit.Slow(2 * time.Millisecond) // a slow reader on purpose: the client must get ahead of it
+		n, err := readSlowly(c.BodyReader(), 64<<10, 2*time.Millisecond)
+		if err != nil {
+			return err
 		}
-		return c.String(200, strconv.Itoa(n))
+		return c.String(200, strconv.FormatInt(n, 10))
 	})
 	s.GET("/slowbig", func(c *Context) error {
-		testkit.Slow(50 * time.Millisecond) // the route is slow on purpose, so that the half-close comes first
+		answerLate()
 		n, _ := strconv.Atoi(c.Query("mib"))
 		return c.Blob(200, "application/octet-stream", bytes.Repeat([]byte("b"), n<<20))
 	})
+}
+
+// answerLate holds a route's answer, so that the client's half-close, sent
+// with its request, reaches the server first.
+func answerLate() {
+	testkit.Slow(150 * time.Millisecond) // a sleep: the server must see the half-close before the answer, and a handler cannot see it
+}
+
+// readSlowly reads r to its end, size bytes at most every pause, so that its
+// peer gets ahead: a handler's body backs up into the engine's buffers, an
+// answer waits in the server. The error is nil at the end.
+func readSlowly(r io.Reader, size int, pause time.Duration) (int64, error) {
+	buf := make([]byte, size)
+	var n int64
+	for {
+		m, err := r.Read(buf)
+		n += int64(m)
+		if err == io.EOF {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+		testkit.Slow(pause) // a sleep: a reader that falls behind its peer for a time, on purpose; one that waited for its peer instead would find the data whole
+	}
 }
 
 // halfClose sends raw, shuts the sending side down, and reads until the server
@@ -367,18 +382,10 @@ func TestH1HalfCloseSlowReader(t *testing.T) {
 	io.WriteString(c, "GET /slowbig?mib=8 HTTP/1.1\r\nHost: x\r\n\r\n")
 	c.CloseWrite()
 	start := time.Now()
-	buf := make([]byte, 32<<10)
-	total := 0
-	for {
-		n, err := c.Read(buf)
-		total += n
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatalf("after %d bytes: %v", total, err)
-		}
-		testkit.Slow(5 * time.Millisecond) // a slow reader on purpose (about 6.5 MB/s at most)
+	n, err := readSlowly(c, 32<<10, 5*time.Millisecond) // about 6.5 MB/s at most
+	total := int(n)
+	if err != nil {
+		t.Fatalf("after %d bytes: %v", total, err)
 	}
 	if total < 8<<20 {
 		t.Fatalf("got %d bytes in %v, want the whole 8 MiB answer", total, time.Since(start))
@@ -470,19 +477,8 @@ func uploadRoutes(res chan<- bodyResult) func(s *Server) {
 			return c.String(200, strconv.FormatInt(n, 10))
 		})
 		s.POST("/slowread", func(c *Context) error {
-			buf := make([]byte, 64<<10)
 			var r bodyResult
-			for {
-				m, err := c.BodyReader().Read(buf)
-				r.n += int64(m)
-				if err != nil {
-					if err != io.EOF {
-						r.err = err
-					}
-					break
-				}
-				testkit.Slow(2 * time.Millisecond) // a slow reader on purpose: the client must get ahead of it
-			}
+			r.n, r.err = readSlowly(c.BodyReader(), 64<<10, 2*time.Millisecond)
 			res <- r
 			return c.String(200, strconv.FormatInt(r.n, 10))
 		})
