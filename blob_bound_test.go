@@ -111,7 +111,7 @@ func TestH2InlineRouteWhileOutputWaits(t *testing.T) {
 		t.Fatal("the first inline request did not run")
 	}
 	get(3)
-	testkit.Window(300 * time.Millisecond) // the second request is served or waits; the check is which, and neither has an event the client sees
+	testkit.Window(300 * time.Millisecond) // a sleep: the second request is served or waits; the check is which, and neither has an event the client sees
 	grown := liveHeap() - base
 	t.Logf("heap growth while no window is granted: %.1f MiB", float64(grown)/(1<<20))
 	if grown > size/2 {

@@ -210,7 +210,7 @@ func TestH1PipelinedNonReaderBounded(t *testing.T) {
 			sent.Add(1)
 		}
 	}()
-	testkit.Window(2 * time.Second) // the window in which the heap may grow while the client pipelines without reading
+	testkit.Window(2 * time.Second) // a sleep: the window in which the heap may grow while the client pipelines without reading
 	runtime.GC()
 	runtime.ReadMemStats(&ms)
 	growth := int64(ms.HeapInuse) - int64(before)
