@@ -32,7 +32,6 @@ func directRoutes(cancelled chan<- struct{}, release <-chan struct{}) func(s *Se
 				if err := w.Flush(); err != nil {
 					return err
 				}
-				testkit.Slow(time.Millisecond) // a sleep: each part leaves in a write of its own only if the next is not flushed yet; no event says the first left
 			}
 			return nil
 		})
