@@ -256,7 +256,8 @@ func TestH2ResetUnblocksHandler(t *testing.T) {
 		case <-time.After(10 * time.Second):
 			t.Fatalf("%s: handler did not start", path)
 		}
-		testkit.Window(100 * time.Millisecond) // the check is that the handler stays blocked: no event marks "still blocked"
+		// The handler is parked in its Read or Write, waiting for the client.
+		testkit.Wait(t, path+"'s handler blocked", testkit.Parked("TestH2ResetUnblocksHandler"))
 		select {
 		case r := <-results:
 			t.Fatalf("%s: handler did not block: %v", path, r.err)

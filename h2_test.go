@@ -126,7 +126,22 @@ func TestH2OneConnectionManyGoroutines(t *testing.T) {
 // TestH2ManyStreamsManyConnections: 600 concurrent streams over 100 connections,
 // zero protocol errors.
 func TestH2ManyStreamsManyConnections(t *testing.T) {
-	_, addr := startServer(t, Config{}, testRoutes)
+	// Each handler waits until all 600 run: the streams are concurrent.
+	var running atomic.Int32
+	release := make(chan struct{})
+	var releaseOnce sync.Once
+	free := func() { releaseOnce.Do(func() { close(release) }) }
+	_, addr := startServer(t, Config{}, func(s *Server) {
+		testRoutes(s)
+		s.GET("/hold", func(c *Context) error {
+			if running.Add(1) == 600 {
+				free()
+			}
+			<-release
+			return c.String(200, "OK")
+		})
+	})
+	t.Cleanup(free) // before the server's shutdown, which waits for the handlers
 	var wg sync.WaitGroup
 	errs := make(chan error, 600)
 	for c := 0; c < 100; c++ {
@@ -135,7 +150,7 @@ func TestH2ManyStreamsManyConnections(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				resp, err := client.Get("http://" + addr + "/slow?ms=200")
+				resp, err := client.Get("http://" + addr + "/hold")
 				if err != nil {
 					errs <- err
 					return

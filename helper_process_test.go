@@ -15,7 +15,9 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"os/signal"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -48,7 +50,12 @@ func TestHelperServer(t *testing.T) {
 	if f := os.Getenv("CELERIS_HELPER_HANG"); f != "" {
 		if _, err := os.Stat(f); err == nil {
 			fmt.Fprintf(os.Stderr, "helper %d: hanging before it serves, as asked\n", os.Getpid())
-			time.Sleep(time.Hour) // a sleep: a new process that never serves, on purpose
+			// A new process that never serves, on purpose: it waits for the
+			// signal that stops it.
+			stop := make(chan os.Signal, 1)
+			signal.Notify(stop, syscall.SIGTERM, syscall.SIGINT)
+			<-stop
+			os.Exit(1)
 		}
 	}
 	cfg := celeris.Config{
@@ -66,9 +73,16 @@ func TestHelperServer(t *testing.T) {
 	s := celeris.New(cfg)
 	pid := strconv.Itoa(os.Getpid())
 	s.GET("/pid", func(c *celeris.Context) error { return c.String(200, pid) })
+	// /slow?ms=N answers after N ms; with hold=1 it first says on stderr that it
+	// runs and waits for the server to begin its drain (a request in flight
+	// across a drain).
 	s.GET("/slow", func(c *celeris.Context) error {
+		if c.Query("hold") != "" {
+			fmt.Fprintf(os.Stderr, "helper %s: /slow held\n", pid)
+			<-s.ShuttingDown()
+		}
 		ms, _ := strconv.Atoi(c.Query("ms"))
-		testkit.Slow(time.Duration(ms) * time.Millisecond) // the route is slow on purpose
+		testkit.Slow(time.Duration(ms) * time.Millisecond) // a sleep: a request still running some time into a drain, which marks busy connections to close with no event a handler sees
 		return c.String(200, pid)
 	})
 	s.GET("/ws", websocket.Handler(nil, func(c *websocket.Conn) {

@@ -91,6 +91,16 @@ func (r *rawConn) send(s string) {
 	}
 }
 
+// trickle sends s one byte at a time, each in a segment of its own, so that
+// the server parses a request that comes in pieces.
+func (r *rawConn) trickle(s string) {
+	r.t.Helper()
+	for i := range len(s) {
+		r.send(s[i : i+1])
+		testkit.Slow(500 * time.Microsecond) // a sleep: a byte is read on its own only if the next has not come yet, and no event says the server read it
+	}
+}
+
 // readResponse reads one response; the body is read completely.
 func (r *rawConn) readResponse(method string) *http.Response {
 	r.t.Helper()

@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -29,13 +30,13 @@ func TestHijackAfterClientReset(t *testing.T) {
 func testHijackAfterClientReset(t *testing.T, e Engine) {
 	reset := make(chan struct{})    // the client reset its connection
 	blocking := make(chan struct{}) // the inline handler holds the loop
+	unblock := make(chan struct{})  // the inline handler lets the loop go
 	waiting := make(chan struct{})  // the hijacking handler runs on its worker
 	result := make(chan error, 1)
 	_, addr := startServer(t, Config{Engine: e, EventLoops: 1, MaxWorkers: 2}, func(s *Server) {
 		s.GET("/hijack", AdaptFunc(func(w http.ResponseWriter, r *http.Request) {
 			close(waiting)
 			<-reset
-			time.Sleep(20 * time.Millisecond) // a sleep: the RST reaches the server's socket, which the handler cannot see
 			nc, _, err := w.(http.Hijacker).Hijack()
 			if err == nil {
 				_ = nc.Close()
@@ -44,7 +45,7 @@ func testHijackAfterClientReset(t *testing.T, e Engine) {
 		}))
 		s.GET("/block", func(c *Context) error {
 			close(blocking)
-			testkit.Slow(300 * time.Millisecond) // an inline handler that holds the loop, on purpose
+			<-unblock
 			return c.String(http.StatusOK, "blocked")
 		}).Inline()
 		s.GET("/ok", func(c *Context) error { return c.String(http.StatusOK, "ok") })
@@ -70,9 +71,18 @@ func testHijackAfterClientReset(t *testing.T, e Engine) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the inline route did not run")
 	}
+	var once sync.Once
+	release := func() { once.Do(func() { close(unblock) }) }
+	defer release()
 	_ = a.(*net.TCPConn).SetLinger(0)
 	_ = a.Close() // RST
 	close(reset)
+	// The loop goes on once the handler asked for its Hijack (or had its answer):
+	// it then finds the reset and the Hijack both waiting.
+	testkit.Wait(t, "the Hijack asked", func() bool {
+		return len(result) > 0 || testkit.Parked("Hijack", "testHijackAfterClientReset")()
+	})
+	release()
 	select {
 	case err := <-result:
 		t.Logf("Hijack: %v", err)

@@ -10,8 +10,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/celeris-dev/celeris/internal/testkit"
 )
 
 // extraRoutes are added to testRoutes by other test files.
@@ -37,9 +35,9 @@ func testRoutes(s *Server) {
 	s.POST("/inline-upload", func(c *Context) error { return c.String(200, strconv.Itoa(len(c.req.Body))) }).Inline()
 	s.POST("/reject", func(c *Context) error { return NewHTTPError(403, "no") })
 	s.GET("/panic", func(c *Context) error { panic("boom") })
-	s.GET("/slow", func(c *Context) error {
-		ms, _ := strconv.Atoi(c.Query("ms"))
-		testkit.Slow(time.Duration(ms) * time.Millisecond) // the route is slow on purpose (its duration is the query)
+	// /held is a request in flight until the server begins to shut down.
+	s.GET("/held", func(c *Context) error {
+		<-s.ShuttingDown()
 		return c.String(200, "OK")
 	})
 	s.GET("/query", func(c *Context) error { return c.String(200, c.Query("a")+"|"+c.Query("b")) })
@@ -161,10 +159,7 @@ func TestH1OneByteWrites(t *testing.T) {
 	rc := dialRaw(t, addr)
 	req := "POST /upload HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3;ext=1\r\nabc\r\n2\r\nde\r\n0\r\nX-Trailer: t\r\n\r\n" +
 		"GET /users/5/posts/6 HTTP/1.1\r\nHost: x\r\n\r\n"
-	for i := 0; i < len(req); i++ {
-		rc.send(req[i : i+1])
-		testkit.Slow(time.Millisecond) // each byte must leave in a segment of its own
-	}
+	rc.trickle(req)
 	if got := bodyString(t, rc.readResponse("POST")); got != "5" {
 		t.Fatalf("chunked upload: %q", got)
 	}
@@ -350,8 +345,18 @@ func TestH1BlockingHandlersIsolation(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow")
 	}
-	s, addr := startServer(t, Config{EventLoops: 1}, testRoutes)
 	const slow = 256
+	release := make(chan struct{}) // the blocked handlers answer once the latency is measured
+	var releaseOnce sync.Once
+	free := func() { releaseOnce.Do(func() { close(release) }) }
+	defer free()
+	s, addr := startServer(t, Config{EventLoops: 1}, func(s *Server) {
+		testRoutes(s)
+		s.GET("/hold", func(c *Context) error {
+			<-release
+			return c.String(200, "OK")
+		})
+	})
 	var wg sync.WaitGroup
 	errs := make(chan error, slow)
 	for i := 0; i < slow; i++ {
@@ -359,7 +364,7 @@ func TestH1BlockingHandlersIsolation(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			rc := dialRaw(t, addr)
-			rc.send("GET /slow?ms=3000 HTTP/1.1\r\nHost: x\r\n\r\n")
+			rc.send("GET /hold HTTP/1.1\r\nHost: x\r\n\r\n")
 			resp, err := http.ReadResponse(rc.br, nil)
 			if err != nil {
 				errs <- err
@@ -385,11 +390,13 @@ func TestH1BlockingHandlersIsolation(t *testing.T) {
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	p99 := lat[98]
 	t.Logf("p99 latency of /bench beside %d blocked handlers: %v", slow, p99)
-	// A request that waited for the loop's blocked handlers would take their
-	// 3 s; a third of that tells the two apart on a loaded machine too.
+	// A request that waited for the loop's blocked handlers would not be
+	// answered before they are released; the bound tells a loaded machine from
+	// a loop that answers late.
 	if limit := time.Second; p99 > limit {
 		t.Errorf("p99 %v > %v", p99, limit)
 	}
+	free()
 	wg.Wait()
 	close(errs)
 	for err := range errs {

@@ -26,7 +26,7 @@ import (
 func halfCloseRoutes(s *Server) {
 	s.GET("/quick", func(c *Context) error { return c.String(200, "quick") })
 	s.GET("/slow", func(c *Context) error {
-		testkit.Slow(150 * time.Millisecond) // the route is slow on purpose, so that the half-close comes first
+		answerLate()
 		return c.String(200, "slow")
 	})
 	s.GET("/big", func(c *Context) error {
@@ -50,27 +50,42 @@ func halfCloseRoutes(s *Server) {
 		return c.Blob(200, "application/octet-stream", bytes.Repeat([]byte("i"), 16<<20))
 	}).Inline()
 	s.POST("/slowcount", func(c *Context) error {
-		// Reads slowly, so that the body backs up into the engine's buffers.
-		buf := make([]byte, 64<<10)
-		n := 0
-		for {
-			m, err := c.BodyReader().Read(buf)
-			n += m
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				return err
-			}
-			testkit.Slow(2 * time.Millisecond) // a slow reader on purpose: the client must get ahead of it
+		n, err := readSlowly(c.BodyReader(), 64<<10, 2*time.Millisecond)
+		if err != nil {
+			return err
 		}
-		return c.String(200, strconv.Itoa(n))
+		return c.String(200, strconv.FormatInt(n, 10))
 	})
 	s.GET("/slowbig", func(c *Context) error {
-		testkit.Slow(50 * time.Millisecond) // the route is slow on purpose, so that the half-close comes first
+		answerLate()
 		n, _ := strconv.Atoi(c.Query("mib"))
 		return c.Blob(200, "application/octet-stream", bytes.Repeat([]byte("b"), n<<20))
 	})
+}
+
+// answerLate holds a route's answer, so that the client's half-close, sent
+// with its request, reaches the server first.
+func answerLate() {
+	testkit.Slow(150 * time.Millisecond) // a sleep: the server must see the half-close before the answer, and a handler cannot see it
+}
+
+// readSlowly reads r to its end, size bytes at most every pause, so that its
+// peer gets ahead: a handler's body backs up into the engine's buffers, an
+// answer waits in the server. The error is nil at the end.
+func readSlowly(r io.Reader, size int, pause time.Duration) (int64, error) {
+	buf := make([]byte, size)
+	var n int64
+	for {
+		m, err := r.Read(buf)
+		n += int64(m)
+		if err == io.EOF {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+		testkit.Slow(pause) // a sleep: a reader that falls behind its peer for a time, on purpose; one that waited for its peer instead would find the data whole
+	}
 }
 
 // halfClose sends raw, shuts the sending side down, and reads until the server
@@ -336,7 +351,7 @@ func TestH1HalfCloseShutdownWaitsForWriter(t *testing.T) {
 	// The answer is handed over as the client reads, and it does not read yet: the
 	// engine must still count the connection (gnet alone takes up to 500 ms to
 	// stop).
-	testkit.Window(1500 * time.Millisecond) // a check that shutdown does not return: no event marks "not yet" (gnet alone takes up to 500 ms to stop)
+	testkit.Window(1500 * time.Millisecond) // a sleep: a check that shutdown does not return: no event marks "not yet" (gnet alone takes up to 500 ms to stop)
 	select {
 	case err := <-done:
 		t.Fatalf("shutdown returned (%v) before the client read the answer", err)
@@ -367,18 +382,10 @@ func TestH1HalfCloseSlowReader(t *testing.T) {
 	io.WriteString(c, "GET /slowbig?mib=8 HTTP/1.1\r\nHost: x\r\n\r\n")
 	c.CloseWrite()
 	start := time.Now()
-	buf := make([]byte, 32<<10)
-	total := 0
-	for {
-		n, err := c.Read(buf)
-		total += n
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatalf("after %d bytes: %v", total, err)
-		}
-		testkit.Slow(5 * time.Millisecond) // a slow reader on purpose (about 6.5 MB/s at most)
+	n, err := readSlowly(c, 32<<10, 5*time.Millisecond) // about 6.5 MB/s at most
+	total := int(n)
+	if err != nil {
+		t.Fatalf("after %d bytes: %v", total, err)
 	}
 	if total < 8<<20 {
 		t.Fatalf("got %d bytes in %v, want the whole 8 MiB answer", total, time.Since(start))
@@ -470,19 +477,8 @@ func uploadRoutes(res chan<- bodyResult) func(s *Server) {
 			return c.String(200, strconv.FormatInt(n, 10))
 		})
 		s.POST("/slowread", func(c *Context) error {
-			buf := make([]byte, 64<<10)
 			var r bodyResult
-			for {
-				m, err := c.BodyReader().Read(buf)
-				r.n += int64(m)
-				if err != nil {
-					if err != io.EOF {
-						r.err = err
-					}
-					break
-				}
-				testkit.Slow(2 * time.Millisecond) // a slow reader on purpose: the client must get ahead of it
-			}
+			r.n, r.err = readSlowly(c.BodyReader(), 64<<10, 2*time.Millisecond)
 			res <- r
 			return c.String(200, strconv.FormatInt(r.n, 10))
 		})
@@ -655,29 +651,23 @@ func TestH2HalfCloseEndsAfterQueuedOutput(t *testing.T) {
 	}
 }
 
-// waitSocketFull waits until c's receive queue holds bytes and has not grown for
-// 300 ms: the server's socket is full, so what it has not sent waits in its own
-// queues, up to their bounds. Where the queue cannot be read, it waits 300 ms.
+// waitSocketFull waits until c's receive queue holds bytes and has not changed
+// for 350 ms: the server's socket is full, so what it has not sent waits in its
+// own queues, up to their bounds, and the loop has queued what it held. Where
+// the queue cannot be read (not Linux), the test is skipped.
 func waitSocketFull(t *testing.T, c *net.TCPConn) {
 	t.Helper()
 	if rcvQueued(c) < 0 {
-		time.Sleep(300 * time.Millisecond) // a sleep: without the socket's receive queue there is nothing to poll
-		return
+		t.Skip("needs the socket's receive queue (TCP_INFO, Linux)")
 	}
-	prev, stable := 0, 0
-	for deadline := time.Now().Add(10 * time.Second); stable < 30; time.Sleep(10 * time.Millisecond) { // a sleep: the period is the measure: the queue must stay the same for 30 periods
-		if time.Now().After(deadline) {
-			t.Fatalf("the server sent %d bytes in 10 s and no more", prev)
+	prev, since := 0, time.Now()
+	testkit.Wait(t, "the server's socket to fill", func() bool {
+		if q := rcvQueued(c); q <= 0 || q != prev {
+			prev, since = q, time.Now()
+			return false
 		}
-		q := rcvQueued(c)
-		if q > 0 && q == prev {
-			stable++
-		} else {
-			stable = 0
-		}
-		prev = q
-	}
-	time.Sleep(50 * time.Millisecond) // a sleep: the loop finishes queueing what it holds, which the client cannot see
+		return time.Since(since) >= 350*time.Millisecond
+	})
 }
 
 // halfClosedBigAnswer asks a new server for an 8 MiB answer from a client with a

@@ -10,8 +10,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/celeris-dev/celeris/internal/testkit"
 )
 
 // Hardening over real sockets: each attack on HTTP/1.1 framing (Host, targets,
@@ -199,10 +197,7 @@ func TestH1HardenTrailerWait(t *testing.T) {
 		t.Run(path+" one byte at a time", func(t *testing.T) {
 			rc := dialRaw(t, hs.addr)
 			req := head(path) + "3;ext=1\r\nabc\r\n2\r\nde\r\n0\r\nX-A: 1\r\nX-B: 2\r\n\r\n" + after
-			for i := range len(req) {
-				rc.send(req[i : i+1])
-				testkit.Slow(500 * time.Microsecond) // one byte per segment on purpose
-			}
+			rc.trickle(req)
 			want := "abcde|X-A=1;X-B=2;"
 			if path == "/first5" {
 				want = "abcde|"

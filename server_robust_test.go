@@ -2,6 +2,7 @@ package celeris
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -61,7 +62,7 @@ func TestH1CloseDoesNotTruncate(t *testing.T) {
 	_, addr := startServer(t, Config{}, robustRoutes)
 	rc := dialRaw(t, addr)
 	rc.send("GET /big HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-	testkit.Slow(300 * time.Millisecond) // a slow reader on purpose: the close must wait for it
+	waitSocketFull(t, rc.c.(*net.TCPConn)) // a reader that is late: the answer waits in the server when it closes
 	if n := len(bodyString(t, rc.readResponse("GET"))); n != len(big16()) {
 		t.Fatalf("got %d of %d bytes", n, len(big16()))
 	}
@@ -123,6 +124,9 @@ func TestH1NoContinueAfterFinalResponse(t *testing.T) {
 	}
 }
 
+// errSSESetup marks a failure of TestH1StreamWriteAfterCloseFails before its check.
+var errSSESetup = errors.New("stream")
+
 // A streaming handler learns that its client went away.
 func TestH1StreamWriteAfterCloseFails(t *testing.T) {
 	failed := make(chan error, 1)
@@ -132,15 +136,22 @@ func TestH1StreamWriteAfterCloseFails(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			deadline := time.Now().Add(5 * time.Second)
-			for time.Now().Before(deadline) {
-				if err := sse.Send(Event{Data: "tick"}); err != nil {
-					failed <- err
-					return nil
-				}
-				testkit.Slow(5 * time.Millisecond) // paces the events of a stream the client never reads
+			if err := sse.Send(Event{Data: "tick"}); err != nil {
+				failed <- fmt.Errorf("%w: the first event: %v", errSSESetup, err)
+				return nil
 			}
-			failed <- nil
+			// The client leaves once it has the first event; the server sees
+			// it go (the request's context ends), and then Send fails (once the
+			// engine found the socket closed).
+			select {
+			case <-c.Context().Done():
+			case <-time.After(5 * time.Second):
+				failed <- fmt.Errorf("%w: the request's context still runs 5 s after the client closed", errSSESetup)
+				return nil
+			}
+			var serr error
+			testkit.Until(5*time.Second, func() bool { serr = sse.Send(Event{Data: "tick"}); return serr != nil })
+			failed <- serr
 			return nil
 		})
 	})
@@ -157,7 +168,9 @@ func TestH1StreamWriteAfterCloseFails(t *testing.T) {
 	}
 	rc.c.Close()
 	if err := <-failed; err == nil {
-		t.Fatal("Send kept succeeding after the client closed")
+		t.Fatal("Send kept succeeding for 5 s after the client closed")
+	} else if errors.Is(err, errSSESetup) {
+		t.Fatal(err)
 	}
 }
 
@@ -197,7 +210,7 @@ func TestH1PipelinedNonReaderBounded(t *testing.T) {
 			sent.Add(1)
 		}
 	}()
-	testkit.Window(2 * time.Second) // the window in which the heap may grow while the client pipelines without reading
+	testkit.Window(2 * time.Second) // a sleep: the window in which the heap may grow while the client pipelines without reading
 	runtime.GC()
 	runtime.ReadMemStats(&ms)
 	growth := int64(ms.HeapInuse) - int64(before)

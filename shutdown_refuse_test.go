@@ -230,9 +230,13 @@ func TestShutdownUnderConnectionChurn(t *testing.T) {
 			s := New(Config{Addr: "127.0.0.1:0", EventLoops: 2, ReusePort: reuse,
 				Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 			var inFlight atomic.Int32
+			release := make(chan struct{}) // the slow requests answer once the churn met the drain
+			var releaseOnce sync.Once
+			free := func() { releaseOnce.Do(func() { close(release) }) }
+			defer free()
 			s.GET("/slow", func(c *Context) error {
 				inFlight.Add(1)
-				testkit.Slow(300 * time.Millisecond) // the route is slow on purpose: the shutdown must wait for it
+				<-release
 				return c.String(200, "slow")
 			})
 			s.GET("/bench", func(c *Context) error { return c.String(200, "OK") })
@@ -282,7 +286,6 @@ func TestShutdownUnderConnectionChurn(t *testing.T) {
 						c, err := net.DialTimeout("tcp", addr, time.Second)
 						if err != nil {
 							refused.Add(1)
-							testkit.Slow(time.Millisecond) // paces the refused client's redials
 							continue
 						}
 						_ = c.SetDeadline(time.Now().Add(5 * time.Second))
@@ -303,7 +306,13 @@ func TestShutdownUnderConnectionChurn(t *testing.T) {
 			waitFor(t, "the churn to get answers", func() bool { return served.Load() > 0 })
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			serr := s.Shutdown(ctx)
+			shutdown := make(chan error, 1)
+			go func() { shutdown <- s.Shutdown(ctx) }()
+			// The drain waits for the slow requests while the churn's dials are
+			// refused; then they answer and the shutdown ends.
+			testkit.Wait(t, "a dial refused during the drain", func() bool { return refused.Load() > 0 })
+			free()
+			serr := <-shutdown
 			close(stop)
 			churn.Wait()
 			wg.Wait()

@@ -25,7 +25,7 @@ func TestGracefulShutdown(t *testing.T) {
 	var started atomic.Int32
 	s.GET("/slow", func(c *Context) error {
 		started.Add(1)
-		testkit.Slow(1500 * time.Millisecond) // the route is slow on purpose: the shutdown must wait for it
+		testkit.Slow(1500 * time.Millisecond) // a sleep: the answers must come after every loop marked its connections to close, which no API shows (the listener closes before)
 		return c.String(200, "done")
 	})
 	errc := make(chan error, 1)

@@ -22,7 +22,6 @@ import (
 	"golang.org/x/net/http2"
 
 	"github.com/celeris-dev/celeris/internal/selfcert"
-	"github.com/celeris-dev/celeris/internal/testkit"
 )
 
 // testCert is a self-signed certificate for 127.0.0.1 and localhost, made once.
@@ -357,7 +356,7 @@ func TestStartTLSCertFiles(t *testing.T) {
 	waitFor(t, "the first request to end", func() bool { return s.Stats().ActiveRequests == 0 })
 	slow := make(chan string, 1)
 	go func() {
-		resp, err := tlsClient(t, false).Get("https://" + addr + "/slow?ms=300")
+		resp, err := tlsClient(t, false).Get("https://" + addr + "/held")
 		if err != nil {
 			slow <- err.Error()
 			return
@@ -424,7 +423,7 @@ func TestTLSShutdownAndCancel(t *testing.T) {
 	}
 
 	results := make(chan string, 2)
-	for _, url := range []string{"http://" + plain + "/slow?ms=400", "https://" + secure + "/slow?ms=400"} {
+	for _, url := range []string{"http://" + plain + "/held", "https://" + secure + "/held"} {
 		go func() {
 			resp, err := tlsClient(t, true).Get(url)
 			if err != nil {
@@ -525,20 +524,11 @@ func TestTLSConcurrentAndLarge(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		n := 0
-		buf := make([]byte, 256<<10)
-		for {
-			m, err := resp.Body.Read(buf)
-			n += m
-			if n < 2<<20 {
-				testkit.Slow(5 * time.Millisecond) // a slow reader at first on purpose, so that the output backs up
-			}
-			if err != nil {
-				break
-			}
-		}
+		// A slow reader at first, so that the output backs up, then a fast one.
+		first, _ := readSlowly(io.LimitReader(resp.Body, 2<<20), 256<<10, 5*time.Millisecond)
+		rest, _ := io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
-		if n != 16<<20 {
+		if n := first + rest; n != 16<<20 {
 			t.Fatalf("h2=%v: download got %d bytes", h2, n)
 		}
 		resp, err = c.Post("https://"+secure+"/upload", "application/octet-stream", bytes.NewReader(make([]byte, 8<<20)))

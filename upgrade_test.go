@@ -34,7 +34,7 @@ type loader struct {
 	ok, failed, dialFailed atomic.Int64
 	resets                 atomic.Int64 // connections reset by the server (seen by a read or write)
 	mu                     sync.Mutex
-	pids                   map[int]bool
+	pids                   map[int]int // answers by process
 	errs                   []string
 	stop                   chan struct{}
 	wg                     sync.WaitGroup
@@ -85,7 +85,7 @@ func (l *loader) note(s string) {
 }
 
 func startLoad(plain, tlsAddr string, per int) *loader {
-	l := &loader{pids: map[int]bool{}, stop: make(chan struct{})}
+	l := &loader{pids: map[int]int{}, stop: make(chan struct{})}
 	h1 := &http.Client{Timeout: 20 * time.Second, Transport: &http.Transport{DialContext: l.dial, MaxIdleConnsPerHost: per}}
 	h2c := &http.Client{Timeout: 20 * time.Second, Transport: &http2.Transport{
 		AllowHTTP: true,
@@ -132,13 +132,27 @@ func startLoad(plain, tlsAddr string, per int) *loader {
 					}
 					l.ok.Add(1)
 					l.mu.Lock()
-					l.pids[pid] = true
+					l.pids[pid]++
 					l.mu.Unlock()
 				}
 			}()
 		}
 	}
 	return l
+}
+
+// loadServed is how many of the load's requests each process answers before a
+// test moves on: enough that every client and protocol met it.
+const loadServed = 60
+
+// wait waits until the process pid answered loadServed of the load's requests.
+func (l *loader) wait(t *testing.T, pid int) {
+	t.Helper()
+	testkit.Wait(t, fmt.Sprintf("process %d to answer the load", pid), func() bool {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		return l.pids[pid] >= loadServed
+	})
 }
 
 func (l *loader) finish() {
@@ -234,7 +248,7 @@ func upgradeUnderLoad(t *testing.T, engine string) {
 			l.finish()
 		}
 	}()
-	testkit.Slow(200 * time.Millisecond) // the load runs a while before the first upgrade
+	l.wait(t, cur.Pid) // the load runs before the first upgrade
 
 	// A new process that exits before it serves: the old one goes on serving.
 	if err := os.WriteFile(failFile, nil, 0o600); err != nil {
@@ -260,7 +274,7 @@ func upgradeUnderLoad(t *testing.T, engine string) {
 	inflight := make(chan string, 1)
 	go func() {
 		c := &http.Client{Timeout: 20 * time.Second}
-		resp, err := c.Get("http://" + plain + "/slow?ms=1000")
+		resp, err := c.Get("http://" + plain + "/slow?hold=1&ms=100")
 		if err != nil {
 			inflight <- err.Error()
 			return
@@ -269,8 +283,10 @@ func upgradeUnderLoad(t *testing.T, engine string) {
 		resp.Body.Close()
 		inflight <- fmt.Sprintf("%d close=%v %s", resp.StatusCode, resp.Close, b)
 	}()
+	held := fmt.Sprintf("helper %d: /slow held", cur.Pid)
+	testkit.Wait(t, "the held request", func() bool { return strings.Contains(h.Stderr(), held) })
 	for i := range 3 {
-		testkit.Slow(300 * time.Millisecond) // each process serves the load a while before its upgrade
+		l.wait(t, cur.Pid) // each process serves the load before its upgrade
 		if err := syscall.Kill(cur.Pid, syscall.SIGHUP); err != nil {
 			t.Fatal(err)
 		}
@@ -290,7 +306,7 @@ func upgradeUnderLoad(t *testing.T, engine string) {
 		celeristest.WaitGone(t, cur.Pid, 30*time.Second)
 		cur = next
 	}
-	testkit.Slow(300 * time.Millisecond) // the last process serves the load a while before it stops
+	l.wait(t, cur.Pid) // the last process serves the load before it stops
 	l.finish()
 	l.mu.Lock()
 	pids, errs := len(l.pids), l.errs

@@ -168,7 +168,7 @@ func TestAutobahnCases(t *testing.T) {
 						if _, err := c.nc.Write(out[i : i+1]); err != nil {
 							return
 						}
-						testkit.Slow(50 * time.Microsecond) // one byte per write on purpose (each in a segment of its own)
+						testkit.Slow(50 * time.Microsecond) // a sleep: one byte per write, each in a segment of its own, read on its own only if the next has not come yet
 					}
 				}()
 				for i, w := range tc.want {

@@ -301,7 +301,7 @@ func outChild(t *testing.T, engine string) (*child, []outTransport) {
 				c.path = "/stream?n=100"
 			}
 			cl := c.open(t, tr)
-			testkit.Slow(50 * time.Millisecond) // the transfer runs a while before the client stops it
+			testkit.Wait(t, "the warm-up transfer to deliver 32 KiB", func() bool { return cl.got() >= 32<<10 })
 			cl.stop()
 		}
 	}
@@ -331,7 +331,7 @@ func TestOutputBoundedPerConnection(t *testing.T) {
 						}
 						peak := base
 						for range 8 {
-							time.Sleep(100 * time.Millisecond) // a sleep: the period at which RSS is sampled while the clients read nothing
+							srv.settle(100 * time.Millisecond) // RSS is sampled over a time while the clients read nothing
 							peak = max(peak, srv.rss(t))
 						}
 						var got int64
@@ -420,7 +420,6 @@ func TestOutputSlowH2Streams(t *testing.T) {
 				if i%20 == 0 {
 					peak = max(peak, srv.rss(t))
 				}
-				testkit.Slow(2 * time.Millisecond) // paces the requests, so that RSS is sampled during them
 			}
 			peak = max(peak, srv.rss(t))
 			var got int64

@@ -138,7 +138,7 @@ func clientHelloPrefix(t *testing.T) []byte {
 func TestTLSHandshakeTimeout(t *testing.T) {
 	const n, timeout = 500, time.Second
 	srv := startChild(t, envServeTLS+"="+timeout.String())
-	time.Sleep(200 * time.Millisecond) // a sleep: the child settles before its baseline is read
+	srv.settle(200 * time.Millisecond) // the child's descriptors settle before their baseline is read
 	baseErrs := srv.handshakeErrors(t)
 	withProbe := srv.fds(t)
 	http.DefaultClient.CloseIdleConnections() // its connection to /metrics is not counted
@@ -177,11 +177,13 @@ func TestTLSHandshakeTimeout(t *testing.T) {
 		}()
 	}
 	dialing := time.Since(start)
+	// Every connection is accepted (holds a descriptor) before the first
+	// handshake timeout can close one.
 	peak := 0
-	for time.Since(start) < timeout/2 {
+	testkit.Until(timeout/2-time.Since(start), func() bool {
 		peak = max(peak, srv.fds(t))
-		time.Sleep(10 * time.Millisecond) // a sleep: the period at which the descriptor count is sampled
-	}
+		return peak >= baseFDs+n
+	})
 	if peak < baseFDs+n {
 		t.Errorf("the server held %d descriptors (base %d) while %d connections were open: not all accepted", peak, baseFDs, n)
 	}

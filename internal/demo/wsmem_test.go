@@ -97,8 +97,9 @@ func (c *child) rss(t *testing.T) int64 {
 	return 0
 }
 
-// settle lets the child's memory settle for d before its RSS is read: what it
-// frees or allocates reaches RSS later, and RSS has no event to wait for.
+// settle lets d pass in the child before its RSS or descriptors are read:
+// what it frees or allocates reaches RSS later, and neither has an event to
+// wait for (a test that samples RSS over a time calls it between samples).
 func (c *child) settle(d time.Duration) {
 	time.Sleep(d) // a sleep: RSS follows the heap with no event; the only wait is a time
 }

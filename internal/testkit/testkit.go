@@ -49,13 +49,15 @@ func Wait(t testing.TB, what string, cond func() bool) {
 // Slow takes d on purpose: the slowness is the behaviour under test (a route
 // that takes time, a reader that falls behind, writes paced so that each
 // leaves in a segment or frame of its own, a phase of load that lasts). A call
-// says in a comment what is slow and why.
+// says why on its line, in a comment "// a sleep: why"; internal/treecheck
+// counts the calls with time.Sleep's and bounds their number.
 func Slow(d time.Duration) { time.Sleep(d) }
 
 // Window holds the test for d, a span of time that is itself the check:
 // nothing may happen in it (a handler stays blocked, no timer fires, the heap
 // does not grow), or what happens in it is measured. No event marks "not
-// yet", so the span is a time. A call says in a comment what it checks.
+// yet", so the span is a time. A call says what it checks on its line, in a
+// comment "// a sleep: why", and counts as Slow's do.
 func Window(d time.Duration) { time.Sleep(d) }
 
 // Port waits until addr accepts a TCP connection.

@@ -65,11 +65,19 @@ func TestLimitAndReuse(t *testing.T) {
 func TestExpiry(t *testing.T) {
 	p := NewPool(0, 50*time.Millisecond)
 	defer p.Stop()
-	var wg sync.WaitGroup
+	// Ten tasks that all run at once, each on a worker of its own, then end.
+	var started, wg sync.WaitGroup
+	release := make(chan struct{})
 	for i := 0; i < 10; i++ {
+		started.Add(1)
 		wg.Add(1)
-		p.Submit(fnTask(func() { testkit.Slow(10 * time.Millisecond); wg.Done() })) // a task that takes time, on purpose
+		p.Submit(fnTask(func() { started.Done(); <-release; wg.Done() }))
 	}
+	started.Wait()
+	if n := p.Workers(); n != 10 {
+		t.Fatalf("%d workers run 10 blocked tasks", n)
+	}
+	close(release)
 	wg.Wait()
 	testkit.Until(3*time.Second, func() bool { return p.Workers() == 0 })
 	if n := p.Workers(); n != 0 {
