@@ -107,12 +107,33 @@ type Vars struct {
 // Begin starts the owner's next run (owner only) and lists it with w unless
 // it is listed; it returns the run's State, for End.
 func (v Vars) Begin(w *Watcher, o Owner) State {
-	s := State(v.State.Load()).Next()
-	v.State.Store(uint64(s))
-	if v.Listed.Load() == Unlisted && v.Listed.CompareAndSwap(Unlisted, Listed) {
-		w.add(o)
+	s := Start(v.State)
+	if v.Listed.Load() == Unlisted {
+		v.List(w, o)
 	}
 	return s
+}
+
+// Start is Begin's first half, for an owner that inlines Begin: the next run,
+// stored in state.
+func Start(state *atomic.Uint64) State {
+	s := State((state.Load()>>2+1)<<2 | Running) // State.Next, spelt out to inline
+	state.Store(uint64(s))
+	return s
+}
+
+// EndHere is End's fast path, for an owner that inlines End: true when run s
+// ended undetached (State.Ended, as a compare-and-swap of s running); else
+// the caller calls End.
+func EndHere(state *atomic.Uint64, s State) bool {
+	return state.CompareAndSwap(uint64(s), uint64(s)&^phaseMask)
+}
+
+// List is Begin's second half: it lists the owner with w unless it is listed.
+func (v Vars) List(w *Watcher, o Owner) {
+	if v.Listed.CompareAndSwap(Unlisted, Listed) {
+		w.add(o)
+	}
 }
 
 // End is run s's handler returning on the goroutine that ran it. It reports
@@ -121,7 +142,7 @@ func (v Vars) Begin(w *Watcher, o Owner) State {
 // have started the next run already); this one has let its run go and must
 // leave the loop alone.
 func (v Vars) End(s State) bool {
-	if to, ok := s.Ended(s.Run()); swap(v.State, s, to, ok) {
+	if EndHere(v.State, s) {
 		return true
 	}
 	moved := State(s.Run()<<2 | Moved)

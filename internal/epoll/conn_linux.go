@@ -72,7 +72,7 @@ func (c *conn) WriteOwned(b []byte) []byte {
 // until the loop took the queue). A Wake while c's direct run is in progress
 // detaches the run (direct_linux.go).
 func (c *conn) Wake() {
-	if c.l.running.Load() == c {
+	if c.l.running.Load() == int32(c.fd) {
 		// From c's direct run (or while it runs): the loop is needed beside
 		// it, and moves (httpmsg.DirectRunner).
 		c.l.detach()
@@ -139,6 +139,9 @@ func (c *conn) readable() {
 	default:
 		c.close(errno)
 		return
+	}
+	if c.l.directConn == c {
+		return // the direct run's wake-up settles (loop.runDirect)
 	}
 	c.settle()
 }

@@ -1,6 +1,9 @@
 package epoll
 
-import "github.com/celeris-dev/celeris/internal/httpmsg"
+import (
+	"github.com/celeris-dev/celeris/internal/directrun"
+	"github.com/celeris-dev/celeris/internal/httpmsg"
+)
 
 // Direct runs (httpmsg.DirectRunner). A loop is one goroutine serving many
 // connections; a handler the protocol asks to run directly runs on it, after
@@ -40,7 +43,7 @@ func (c *conn) RunDirect(t httpmsg.Task) bool {
 // Detach moves the loop off the goroutine running c's direct run (any
 // goroutine; a no-op unless c's run is in progress and not detached).
 func (c *conn) Detach() {
-	if c.l.running.Load() == c {
+	if c.l.running.Load() == int32(c.fd) {
 		c.l.detach()
 	}
 }
@@ -65,8 +68,15 @@ func (l *loop) Watch() bool {
 // takeOver is the goroutine a detached run's loop moves to.
 func (l *loop) takeOver() {
 	l.own.claim()
-	l.running.Store(nil)
+	l.running.Store(-1)
 	l.buf = make([]byte, len(l.buf)) // the old one stays with the handler's goroutine
+	if c := l.owed; c != nil {
+		// The event that asked for the run ended without its settle (readable
+		// leaves it to the run's wake-up): output queued before the run
+		// leaves now, and reading goes on or pauses as the connection's state says.
+		l.owed = nil
+		c.settle()
+	}
 	l.serve()
 }
 
@@ -77,21 +87,34 @@ func (l *loop) takeOver() {
 func (l *loop) runDirect() bool {
 	for l.direct != nil {
 		t, c := l.direct, l.directConn
-		l.direct, l.directConn = nil, nil
-		s := l.dv.Begin(&l.e.watch, l)
-		l.running.Store(c)
+		l.direct, l.directConn, l.owed = nil, nil, c
+		s := directrun.Start(&l.dstate) // l.dv.Begin, inlined
+		if l.watchState.Load() == directrun.Unlisted {
+			l.dv.List(&l.e.watch, l)
+		}
+		l.running.Store(int32(c.fd))
 		t.Run()
-		if !l.dv.End(s) {
+		if !directrun.EndHere(&l.dstate, s) && !l.dv.End(s) {
 			// Detached: the new owner serves the final hand-off's wake-up.
 			c.Wake()
 			return false
 		}
-		l.running.Store(nil)
+		l.running.Store(-1)
+		l.owed = nil
 		// The run's wake-up, now (httpmsg.DirectRunner): its answer goes out
-		// in this event's write.
+		// in this event's write. No Wake was queued for it (the protocol's
+		// final hand-off wakes nobody); one queued meanwhile stays, and finds
+		// nothing left to do.
+		if c.done || c.lingering {
+			continue
+		}
 		l.directOK = true
-		c.onWake()
+		c.core.Wake()
+		if c.inOff != len(c.in) && !c.core.Closing() && !c.flushEnd {
+			c.feedBuffered() // requests held back while the run ran
+		}
 		l.directOK = false
+		c.settle()
 	}
 	return true
 }

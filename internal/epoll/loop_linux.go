@@ -50,13 +50,14 @@ type loop struct {
 	wakeNext    int
 
 	// Direct runs (direct_linux.go).
-	directOK   bool                 // a callback that may ask for a direct run is in progress
-	direct     httpmsg.Task         // the run asked for during the current callback
-	directConn *conn                // whose protocol asked for direct
-	running    atomic.Pointer[conn] // the connection whose run is in progress, not detached
-	dstate     atomic.Uint64        // directrun.State of the last run
-	dstateTick atomic.Uint64        // dstate at the watcher's previous tick
-	watchState atomic.Int32         // directrun.Listed or Unlisted
+	directOK   bool          // a callback that may ask for a direct run is in progress
+	direct     httpmsg.Task  // the run asked for during the current callback
+	directConn *conn         // whose protocol asked for direct
+	running    atomic.Int32  // the descriptor of the connection whose run is in progress, else -1
+	owed       *conn         // the connection of the run in progress: its settle is owed
+	dstate     atomic.Uint64 // directrun.State of the last run
+	dstateTick atomic.Uint64 // dstate at the watcher's previous tick
+	watchState atomic.Int32  // directrun.Listed or Unlisted
 	dv         directrun.Vars
 	ended      chan struct{} // closed once the loop stopped, by whichever goroutine owned it
 
@@ -87,6 +88,7 @@ func newLoop(e *Engine, lnfd int) (*loop, error) {
 		return nil, err
 	}
 	l := &loop{e: e, epfd: epfd, evfd: evfd, buf: make([]byte, 64<<10), ended: make(chan struct{})}
+	l.running.Store(-1)
 	l.dv = directrun.Vars{State: &l.dstate, AtTick: &l.dstateTick, Listed: &l.watchState}
 	if err := unix.EpollCtl(epfd, unix.EPOLL_CTL_ADD, evfd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(evfd), Pad: tagWake}); err != nil {
 		l.closeFDs()
