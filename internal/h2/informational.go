@@ -21,16 +21,16 @@ func (s *stream) WriteInformational(status int, header []httpmsg.Field) error {
 	}
 	c := s.c
 	if s.inline {
-		if s.sh.status != 0 {
-			return ErrAnswered
-		}
-		if s.closed {
-			return ErrStreamClosed
-		}
-		c.writeInterim(s, status, header)
-		return nil
+		return s.interimInline(status, header)
 	}
 	c.mu.Lock()
+	if s.inPlace {
+		c.d.placing = true
+		err := s.interimInline(status, header)
+		c.d.placing = false
+		c.mu.Unlock()
+		return err
+	}
 	if s.sh.dead {
 		c.mu.Unlock()
 		return ErrStreamClosed
@@ -47,6 +47,19 @@ func (s *stream) WriteInformational(status int, header []httpmsg.Field) error {
 	if wake {
 		c.nc.Wake()
 	}
+	return nil
+}
+
+// interimInline is WriteInformational on the loop (inline, or in place with c.mu
+// held).
+func (s *stream) interimInline(status int, header []httpmsg.Field) error {
+	if s.sh.status != 0 {
+		return ErrAnswered
+	}
+	if s.closed {
+		return ErrStreamClosed
+	}
+	s.c.writeInterim(s, status, header)
 	return nil
 }
 

@@ -118,6 +118,7 @@ func (c *Conn) pumpLocked(s *stream) {
 // DrainLevel is the engine output level the connection waits for (event loop,
 // engine's drain watch): outboundLimit while DATA is held back, else -1.
 func (c *Conn) DrainLevel() int {
+	c.enter()
 	if c.heldBack {
 		return outboundLimit
 	}
@@ -127,7 +128,7 @@ func (c *Conn) DrainLevel() int {
 // holdData reports that the engine holds more than outboundLimit unsent bytes
 // (see httpmsg.OutboundReporter): DATA then waits for a later callback.
 func (c *Conn) holdData() bool {
-	if c.outbound != nil && c.outbound() > outboundLimit {
+	if c.outbound != nil && !c.d.placing && c.outbound() > outboundLimit {
 		c.heldBack = true
 		return true
 	}
@@ -181,7 +182,7 @@ func (c *Conn) sendData(s *stream, p []byte, end bool) int {
 		if n <= 0 {
 			break
 		}
-		if c.outbound != nil {
+		if c.outbound != nil && !c.d.placing {
 			if n = min(n, int64(outboundLimit-c.dataOut)); n <= 0 {
 				c.sendqDirty = true
 				if !c.dataWake {
@@ -194,7 +195,7 @@ func (c *Conn) sendData(s *stream, p []byte, end bool) int {
 		}
 		last := end && sent+int(n) == len(p)
 		chunk := p[sent : sent+int(n)]
-		if n >= directWrite {
+		if n >= directWrite && !c.d.placing {
 			c.out = frame.AppendHeader(c.out, int(n), frame.TypeData, endFlag(last), s.id)
 			c.nc.Write(c.out)
 			c.out = c.out[:0]

@@ -14,15 +14,16 @@ func (s *stream) WriteHeaderLength(status int, header []httpmsg.Field, length in
 	c := s.c
 	sized := !s.isHead && !bodyless(status)
 	if s.inline {
-		if err := s.startInline(status); err != nil {
-			return err
-		}
-		s.noBody = s.isHead || bodyless(status)
-		s.sh.sized, s.sh.owed = sized, length
-		c.writeHeaders(s, status, header, length, false)
-		return nil
+		return s.sizedInline(status, header, length, sized)
 	}
 	c.mu.Lock()
+	if s.inPlace {
+		c.d.placing = true
+		err := s.sizedInline(status, header, length, sized)
+		c.d.placing = false
+		c.mu.Unlock()
+		return err
+	}
 	err := s.startLocked(status, header)
 	if err == nil {
 		s.sh.length = length
@@ -30,6 +31,18 @@ func (s *stream) WriteHeaderLength(status int, header []httpmsg.Field, length in
 	}
 	c.mu.Unlock()
 	return err
+}
+
+// sizedInline is WriteHeaderLength on the loop (inline, or in place with c.mu
+// held).
+func (s *stream) sizedInline(status int, header []httpmsg.Field, length int64, sized bool) error {
+	if err := s.startInline(status); err != nil {
+		return err
+	}
+	s.noBody = s.isHead || bodyless(status)
+	s.sh.sized, s.sh.owed = sized, length
+	s.c.writeHeaders(s, status, header, length, false)
+	return nil
 }
 
 // trimSized cuts p to what a sized response still owes (s.sh is the caller's:

@@ -27,22 +27,16 @@ import (
 func (s *stream) WriteResponse(status int, header []httpmsg.Field, body []byte) error {
 	c := s.c
 	if s.inline {
-		if err := s.startInline(status); err != nil {
-			return err
-		}
-		s.noBody = s.isHead || bodyless(status)
-		length := int64(len(body)) // a HEAD response announces the GET length
-		if s.noBody {
-			body = nil
-		}
-		s.sh.ended = true
-		c.writeHeaders(s, status, header, length, len(body) == 0)
-		if len(body) > 0 {
-			s.inlineData(body, true)
-		}
-		return nil
+		return s.writeResponseInline(status, header, body)
 	}
 	c.mu.Lock()
+	if s.inPlace {
+		c.d.placing = true
+		err := s.writeResponseInline(status, header, body)
+		c.d.placing = false
+		c.mu.Unlock()
+		return err
+	}
 	if err := s.startLocked(status, header); err != nil {
 		c.mu.Unlock()
 		return err
@@ -57,21 +51,53 @@ func (s *stream) WriteResponse(status int, header []httpmsg.Field, body []byte) 
 	return nil
 }
 
+// writeResponseInline is WriteResponse on the loop (inline, or in place with
+// c.mu held).
+func (s *stream) writeResponseInline(status int, header []httpmsg.Field, body []byte) error {
+	if err := s.startInline(status); err != nil {
+		return err
+	}
+	s.noBody = s.isHead || bodyless(status)
+	length := int64(len(body)) // a HEAD response announces the GET length
+	if s.noBody {
+		body = nil
+	}
+	s.sh.ended = true
+	s.c.writeHeaders(s, status, header, length, len(body) == 0)
+	if len(body) > 0 {
+		s.inlineData(body, true)
+	}
+	return nil
+}
+
 // WriteHeader starts a streamed response. It implements httpmsg.ResponseWriter.
 func (s *stream) WriteHeader(status int, header []httpmsg.Field) error {
 	c := s.c
 	if s.inline {
-		if err := s.startInline(status); err != nil {
-			return err
-		}
-		s.noBody = s.isHead || bodyless(status)
-		c.writeHeaders(s, status, header, -1, false)
-		return nil
+		return s.writeHeaderInline(status, header)
 	}
 	c.mu.Lock()
-	err := s.startLocked(status, header)
+	var err error
+	if s.inPlace {
+		c.d.placing = true
+		err = s.writeHeaderInline(status, header)
+		c.d.placing = false
+	} else {
+		err = s.startLocked(status, header)
+	}
 	c.mu.Unlock()
 	return err
+}
+
+// writeHeaderInline is WriteHeader on the loop (inline, or in place with c.mu
+// held).
+func (s *stream) writeHeaderInline(status int, header []httpmsg.Field) error {
+	if err := s.startInline(status); err != nil {
+		return err
+	}
+	s.noBody = s.isHead || bodyless(status)
+	s.c.writeHeaders(s, status, header, -1, false)
+	return nil
 }
 
 // Write queues body bytes of a streamed response; on a worker it blocks while
@@ -80,21 +106,20 @@ func (s *stream) WriteHeader(status int, header []httpmsg.Field) error {
 func (s *stream) Write(p []byte) (int, error) {
 	c := s.c
 	if s.inline {
-		if s.sh.status == 0 {
-			if err := s.WriteHeader(200, nil); err != nil {
-				return 0, err
-			}
-		}
-		if s.closed || s.sh.ended {
-			return 0, ErrStreamClosed
-		}
-		p, err := s.trimSized(p)
-		if !s.noBody {
-			s.inlineData(p, false)
-		}
-		return len(p), err
+		return s.writeInline(p)
 	}
 	c.mu.Lock()
+	if s.inPlace {
+		if len(s.sh.data)-s.sh.rd+len(p) <= maxQueued && len(c.out)+len(p) <= maxQueued {
+			c.d.placing = true
+			n, err := s.writeInline(p)
+			c.d.placing = false
+			c.mu.Unlock()
+			return n, err
+		}
+		// The output waits for the client: wait as a worker.
+		c.leave(s)
+	}
 	defer c.mu.Unlock()
 	if s.sh.status == 0 {
 		if err := s.startLocked(200, nil); err != nil {
@@ -129,16 +154,47 @@ func (s *stream) Write(p []byte) (int, error) {
 	return written, lenErr
 }
 
+// writeInline is Write on the loop (inline, or in place with c.mu held).
+func (s *stream) writeInline(p []byte) (int, error) {
+	if s.sh.status == 0 {
+		if err := s.writeHeaderInline(200, nil); err != nil {
+			return 0, err
+		}
+	}
+	if s.closed || s.sh.ended {
+		return 0, ErrStreamClosed
+	}
+	p, err := s.trimSized(p)
+	if !s.noBody {
+		s.inlineData(p, false)
+	}
+	return len(p), err
+}
+
 // Flush sends what was written so far. It implements httpmsg.ResponseWriter.
+// A handler in place leaves its run: what it wrote goes out with the loop's
+// next pass, and the rest of its response follows as a worker's.
 func (s *stream) Flush() error {
 	c := s.c
 	if s.inline {
 		if s.sh.status == 0 {
-			return s.WriteHeader(200, nil)
+			return s.writeHeaderInline(200, nil)
 		}
 		return nil
 	}
 	c.mu.Lock()
+	if s.inPlace {
+		if s.sh.status == 0 {
+			c.d.placing = true
+			err := s.writeHeaderInline(200, nil)
+			c.d.placing = false
+			if err != nil {
+				c.mu.Unlock()
+				return err
+			}
+		}
+		c.leave(s)
+	}
 	if s.sh.status == 0 {
 		if err := s.startLocked(200, nil); err != nil {
 			c.mu.Unlock()
@@ -162,26 +218,16 @@ func (s *stream) Flush() error {
 func (s *stream) End(trailer []httpmsg.Field) error {
 	c := s.c
 	if s.inline {
-		if s.sh.status == 0 {
-			if err := s.WriteHeader(200, nil); err != nil {
-				return err
-			}
-		}
-		if s.closed || s.sh.ended {
-			return ErrStreamClosed
-		}
-		if s.shortSized() {
-			return httpmsg.ErrLength // left unended: reset when the handler returns
-		}
-		s.sh.ended = true
-		if len(trailer) > 0 {
-			s.sh.trailer.add(trailer)
-			s.sh.hasTrl = true
-		}
-		c.pumpLocked(s)
-		return nil
+		return s.endInline(trailer)
 	}
 	c.mu.Lock()
+	if s.inPlace {
+		c.d.placing = true
+		err := s.endInline(trailer)
+		c.d.placing = false
+		c.mu.Unlock()
+		return err
+	}
 	if s.sh.status == 0 {
 		if err := s.startLocked(200, nil); err != nil {
 			c.mu.Unlock()
@@ -206,6 +252,28 @@ func (s *stream) End(trailer []httpmsg.Field) error {
 	if wake {
 		c.nc.Wake()
 	}
+	return nil
+}
+
+// endInline is End on the loop (inline, or in place with c.mu held).
+func (s *stream) endInline(trailer []httpmsg.Field) error {
+	if s.sh.status == 0 {
+		if err := s.writeHeaderInline(200, nil); err != nil {
+			return err
+		}
+	}
+	if s.closed || s.sh.ended {
+		return ErrStreamClosed
+	}
+	if s.shortSized() {
+		return httpmsg.ErrLength // left unended: reset when the handler returns
+	}
+	s.sh.ended = true
+	if len(trailer) > 0 {
+		s.sh.trailer.add(trailer)
+		s.sh.hasTrl = true
+	}
+	s.c.pumpLocked(s)
 	return nil
 }
 
