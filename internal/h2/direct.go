@@ -1,6 +1,7 @@
 package h2
 
 import (
+	"sync"
 	"sync/atomic"
 
 	"github.com/celeris-dev/celeris/internal/httpmsg"
@@ -8,37 +9,40 @@ import (
 
 // Handlers run in place (httpmsg.DirectRunner). A request that would go to a
 // worker (its route is not inline), whose body is complete (END_STREAM on its
-// HEADERS) and that arrives while nothing waits for output, is queued on c.dq
+// HEADERS) and that arrives while nothing waits for output, is queued on d.dq
 // instead; the first one of a callback asks the engine for a direct run, which
 // serves the queue one stream after another on the loop's goroutine once
 // OnData returned. While a handler runs there and the loop does not, it writes
 // as an inline handler does (headers encoded and DATA framed into c.out
 // straight from the caller's fields and bytes, no copy into the stream's shared
-// part, no wake-up), and its return hands the stream to the OnWake that the
-// engine runs after the run.
+// part, no wake-up), and its return finishes the stream as an inline one's
+// does; the engine runs OnWake after the run, which hands c.out over.
 //
 // The engine may move the loop to another goroutine at any moment (its watch
 // detaches a run that lasts): the loop's goroutine then serves the connection
-// again while the handler goes on. So everything a handler in place touches of
-// the loop's state (c.out, the encoder, windows, the send queue, c.dq) it
-// touches holding c.mu, and only while its stream is inPlace; every entry of
-// the engine into the Conn (enter) first ends the run under c.mu: the stream in
-// place becomes a worker's (its later writes queue on s.sh and wake the loop),
-// the queued streams go to the pool. A handler in place that would wait for
-// the loop (its output past maxQueued, a Flush that must reach the client now)
-// ends the run itself the same way (leaveLocked) and wakes the loop, which
-// detaches it. A flow-control wait therefore always happens on a goroutine
-// that is not the loop's.
+// again while the handler goes on. So whatever a run does as the loop (a
+// handler's writes in place, the finishing of a stream, starting the next) it
+// does holding d.mu, and only while its stream is inPlace; every entry of the
+// engine into the Conn (enter) first takes d.mu and ends the run: the stream
+// in place becomes a worker's (its later writes queue on s.sh under c.mu and
+// wake the loop), the streams not started go to the pool. A handler in place
+// that would wait for the loop (output past maxQueued, a Flush that must reach
+// the client now) ends the run itself the same way (leave) and wakes the loop,
+// which detaches it. A flow-control wait therefore always happens on a
+// goroutine that is not the loop's, and a handler that blocks holds the other
+// streams of its connection for no longer than the engine's watch (their
+// output produced in place before it goes out with the loop's next pass over
+// the connection). Lock order: d.mu before c.mu.
 //
 // Streams queued for a run are counted in c.handlers and running from the
 // moment they are queued, so MaxHandlersPerConn bounds handlers in place and on
 // workers together (CVE-2023-44487, CVE-2025-8671).
 
-// Direct-run states (Conn.dstate).
+// Direct-run states (directState.state).
 const (
 	dirNone uint32 = iota // no run: the loop owns everything
 	dirRun                // a run owns the loop's state (queued or running)
-	dirLeft               // a handler left its run: c.dq holds streams for the loop
+	dirLeft               // a handler left its run: d.dq holds streams for the loop
 )
 
 // directRun is the httpmsg.Task of a Conn's direct run.
@@ -49,7 +53,8 @@ type directState struct {
 	dr     httpmsg.DirectRunner // nil: the engine cannot run handlers in place
 	inData bool                 // OnData runs (a direct run may be asked for)
 	state  atomic.Uint32        // dirNone, dirRun or dirLeft
-	// Guarded by c.mu while state is not dirNone, the loop's otherwise.
+	mu     sync.Mutex           // held by whoever acts as the loop while state is not dirNone
+	// Guarded by mu while state is not dirNone, the loop's otherwise.
 	dq      []*stream // streams the run serves: dq[dqi:] not started
 	dqi     int
 	cur     *stream // the stream whose handler runs in place
@@ -84,7 +89,7 @@ func (c *Conn) runInPlace(s *stream) bool {
 func (r *directRun) Run() {
 	c := (*Conn)(r)
 	d := &c.d
-	c.mu.Lock()
+	d.mu.Lock()
 	gen := d.gen
 	for d.gen == gen && d.state.Load() == dirRun && d.dqi < len(d.dq) {
 		s := d.dq[d.dqi]
@@ -92,34 +97,45 @@ func (r *directRun) Run() {
 		d.dqi++
 		s.inPlace = true
 		d.cur = s
-		c.mu.Unlock()
+		d.mu.Unlock()
 		c.h.Serve(&s.req, s)
-		c.mu.Lock()
-		own := s.inPlace
-		s.inPlace = false
-		if own {
-			d.cur = nil
-		}
-		s.sh.done = true
-		// The engine runs OnWake after the run, which services the ready list.
-		wake := c.notifyLocked(s) && !own
-		ctx := s.ctx.Load()
-		c.mu.Unlock()
-		ctx.cancel() // Serve returned
-		if !own {
-			// A worker's now: the loop runs elsewhere and owns c.dq again.
+		d.mu.Lock()
+		if !s.inPlace {
+			// A worker's now: the loop runs elsewhere and owns d.dq again.
+			d.mu.Unlock()
+			c.mu.Lock()
+			s.sh.done = true
+			wake := c.notifyLocked(s)
+			ctx := s.ctx.Load()
+			c.mu.Unlock()
+			ctx.cancel() // Serve returned
 			if wake {
 				c.nc.Wake()
 			}
 			return
 		}
-		c.mu.Lock()
+		// Still the loop: finish as an inline handler's return does. From
+		// here the stream is the loop's alone, as an inline one is (its shared
+		// part never reached the ready list: writer.go), so it is finished as
+		// one, without c.mu.
+		s.inPlace = false
+		d.cur = nil
+		s.inline = true
+		s.ctx.Load().cancel() // Serve returned
+		s.running = false
+		c.handlers--
+		d.placing = true
+		c.handlerReturned(s)
+		if len(c.waiting) > 0 {
+			c.startWaiting()
+		}
+		d.placing = false
 	}
 	if d.gen == gen && d.state.Load() == dirRun {
 		d.dq, d.dqi = d.dq[:0], 0
 		d.state.Store(dirNone)
 	}
-	c.mu.Unlock()
+	d.mu.Unlock()
 }
 
 // enter ends a direct run that may still hold the loop's state: every entry of
@@ -130,7 +146,7 @@ func (c *Conn) enter() {
 	if d.state.Load() == dirNone {
 		return
 	}
-	c.mu.Lock()
+	d.mu.Lock()
 	if s := d.cur; s != nil {
 		s.inPlace = false
 		d.cur = nil
@@ -139,27 +155,44 @@ func (c *Conn) enter() {
 	d.dq, d.dqi = nil, 0
 	d.gen++
 	d.state.Store(dirNone)
-	c.mu.Unlock()
+	d.mu.Unlock()
 	for _, s := range left {
 		c.submit(s)
 	}
 }
 
-// leaveLocked ends the run of s, in place, from its handler, which is about to
-// wait for the loop: s becomes a worker's stream, and the streams not started
-// wait for the loop's next entry. The caller wakes the loop (which detaches the
-// run) once c.mu is released. c.mu held, s.inPlace.
-func (c *Conn) leaveLocked(s *stream) {
-	s.inPlace = false
-	c.d.cur = nil
-	c.d.state.Store(dirLeft)
+// place takes d.mu and reports whether s's handler runs in place, framing its
+// output as the loop (d.unplace ends that); when not, d.mu is released.
+func (s *stream) place() bool {
+	d := &s.c.d
+	if d.dr == nil {
+		return false
+	}
+	d.mu.Lock()
+	if s.inPlace {
+		d.placing = true
+		return true
+	}
+	d.mu.Unlock()
+	return false
 }
 
-// leave is leaveLocked and the wake-up (c.mu held on entry and on return).
+// unplace ends what place began.
+func (d *directState) unplace() {
+	d.placing = false
+	d.mu.Unlock()
+}
+
+// leave ends the run of s, in place, from its handler, which is about to wait
+// for the loop: s becomes a worker's stream, the streams not started wait for
+// the loop's next entry, and the loop is woken (which detaches the run). Called
+// between place and unplace; returns with d.mu released.
 func (c *Conn) leave(s *stream) {
-	c.leaveLocked(s)
-	c.mu.Unlock()
-	c.d.dr.Detach()
+	d := &c.d
+	s.inPlace = false
+	d.cur = nil
+	d.state.Store(dirLeft)
+	d.unplace()
+	d.dr.Detach()
 	c.nc.Wake()
-	c.mu.Lock()
 }

@@ -23,14 +23,12 @@ func (s *stream) WriteInformational(status int, header []httpmsg.Field) error {
 	if s.inline {
 		return s.interimInline(status, header)
 	}
-	c.mu.Lock()
-	if s.inPlace {
-		c.d.placing = true
+	if s.place() {
 		err := s.interimInline(status, header)
-		c.d.placing = false
-		c.mu.Unlock()
+		c.d.unplace()
 		return err
 	}
+	c.mu.Lock()
 	if s.sh.dead {
 		c.mu.Unlock()
 		return ErrStreamClosed

@@ -16,14 +16,12 @@ func (s *stream) WriteHeaderLength(status int, header []httpmsg.Field, length in
 	if s.inline {
 		return s.sizedInline(status, header, length, sized)
 	}
-	c.mu.Lock()
-	if s.inPlace {
-		c.d.placing = true
+	if s.place() {
 		err := s.sizedInline(status, header, length, sized)
-		c.d.placing = false
-		c.mu.Unlock()
+		c.d.unplace()
 		return err
 	}
+	c.mu.Lock()
 	err := s.startLocked(status, header)
 	if err == nil {
 		s.sh.length = length

@@ -29,14 +29,12 @@ func (s *stream) WriteResponse(status int, header []httpmsg.Field, body []byte) 
 	if s.inline {
 		return s.writeResponseInline(status, header, body)
 	}
-	c.mu.Lock()
-	if s.inPlace {
-		c.d.placing = true
+	if s.place() {
 		err := s.writeResponseInline(status, header, body)
-		c.d.placing = false
-		c.mu.Unlock()
+		c.d.unplace()
 		return err
 	}
+	c.mu.Lock()
 	if err := s.startLocked(status, header); err != nil {
 		c.mu.Unlock()
 		return err
@@ -76,15 +74,13 @@ func (s *stream) WriteHeader(status int, header []httpmsg.Field) error {
 	if s.inline {
 		return s.writeHeaderInline(status, header)
 	}
-	c.mu.Lock()
-	var err error
-	if s.inPlace {
-		c.d.placing = true
-		err = s.writeHeaderInline(status, header)
-		c.d.placing = false
-	} else {
-		err = s.startLocked(status, header)
+	if s.place() {
+		err := s.writeHeaderInline(status, header)
+		c.d.unplace()
+		return err
 	}
+	c.mu.Lock()
+	err := s.startLocked(status, header)
 	c.mu.Unlock()
 	return err
 }
@@ -108,18 +104,16 @@ func (s *stream) Write(p []byte) (int, error) {
 	if s.inline {
 		return s.writeInline(p)
 	}
-	c.mu.Lock()
-	if s.inPlace {
+	if s.place() {
 		if len(s.sh.data)-s.sh.rd+len(p) <= maxQueued && len(c.out)+len(p) <= maxQueued {
-			c.d.placing = true
 			n, err := s.writeInline(p)
-			c.d.placing = false
-			c.mu.Unlock()
+			c.d.unplace()
 			return n, err
 		}
 		// The output waits for the client: wait as a worker.
 		c.leave(s)
 	}
+	c.mu.Lock()
 	defer c.mu.Unlock()
 	if s.sh.status == 0 {
 		if err := s.startLocked(200, nil); err != nil {
@@ -182,19 +176,16 @@ func (s *stream) Flush() error {
 		}
 		return nil
 	}
-	c.mu.Lock()
-	if s.inPlace {
+	if s.place() {
 		if s.sh.status == 0 {
-			c.d.placing = true
-			err := s.writeHeaderInline(200, nil)
-			c.d.placing = false
-			if err != nil {
-				c.mu.Unlock()
+			if err := s.writeHeaderInline(200, nil); err != nil {
+				c.d.unplace()
 				return err
 			}
 		}
 		c.leave(s)
 	}
+	c.mu.Lock()
 	if s.sh.status == 0 {
 		if err := s.startLocked(200, nil); err != nil {
 			c.mu.Unlock()
@@ -220,14 +211,12 @@ func (s *stream) End(trailer []httpmsg.Field) error {
 	if s.inline {
 		return s.endInline(trailer)
 	}
-	c.mu.Lock()
-	if s.inPlace {
-		c.d.placing = true
+	if s.place() {
 		err := s.endInline(trailer)
-		c.d.placing = false
-		c.mu.Unlock()
+		c.d.unplace()
 		return err
 	}
+	c.mu.Lock()
 	if s.sh.status == 0 {
 		if err := s.startLocked(200, nil); err != nil {
 			c.mu.Unlock()
