@@ -69,6 +69,43 @@ func dialH2(t *testing.T, addr string, settings ...http2.Setting) *h2Peer {
 	return p
 }
 
+// handshake acknowledges the server's SETTINGS and waits for the ACK of the
+// client's: nothing the client sends later makes the server enter the
+// connection by itself.
+func (p *h2Peer) handshake() {
+	p.t.Helper()
+	for {
+		f, err := p.fr.ReadFrame()
+		if err != nil {
+			p.t.Fatal(err)
+		}
+		if sf, ok := f.(*http2.SettingsFrame); ok {
+			if sf.IsAck() {
+				return
+			}
+			if err := p.fr.WriteSettingsAck(); err != nil {
+				p.t.Fatal(err)
+			}
+		}
+	}
+}
+
+// gets sends GETs for paths on streams 1, 3, ... in one write, so that the
+// server reads them at once.
+func (p *h2Peer) gets(paths ...string) {
+	p.t.Helper()
+	var buf bytes.Buffer
+	fr := p.fr
+	p.fr = http2.NewFramer(&buf, nil)
+	for i, path := range paths {
+		p.get(uint32(1+2*i), path)
+	}
+	p.fr = fr
+	if _, err := p.nc.Write(buf.Bytes()); err != nil {
+		p.t.Fatal(err)
+	}
+}
+
 // get sends a GET for path on stream id, with END_STREAM.
 func (p *h2Peer) get(id uint32, path string) {
 	p.t.Helper()
@@ -199,6 +236,44 @@ func TestH2InPlaceBlockedHandlerServesOthers(t *testing.T) {
 		close(release)
 		if st, body := p.response(1, 5*time.Second); st != "200" || body != "released" {
 			t.Fatalf("/block: %s %q", st, body)
+		}
+	})
+}
+
+// TestH2InPlaceBlockedAfterAnswered: requests read at once run one after
+// another in place; the answer of the first goes out within the watch bound
+// when the second blocks, though the client sends nothing more, and those
+// behind the blocked one are answered.
+func TestH2InPlaceBlockedAfterAnswered(t *testing.T) {
+	t.Parallel()
+	inPlaceEngines(t, func(t *testing.T) {
+		started := make(chan string, 4)
+		release := make(chan struct{})
+		_, addr := startServer(t, Config{}, inPlaceRoutes(started, release))
+		p := dialH2(t, addr)
+		p.handshake()
+		p.gets("/fast", "/block")
+		if st, body := p.response(1, 2*time.Second); st != "200" || body != "fast" {
+			t.Fatalf("stream 1 before a blocked one: %s %q", st, body)
+		}
+		// Requests queued behind a blocked one go to workers.
+		q := dialH2(t, addr)
+		q.handshake()
+		q.gets("/block", "/fast", "/fast")
+		for _, id := range []uint32{3, 5} {
+			if st, body := q.response(id, 2*time.Second); st != "200" || body != "fast" {
+				t.Fatalf("stream %d behind a blocked one: %s %q", id, st, body)
+			}
+		}
+		close(release)
+		for _, c := range []*h2Peer{p, q} {
+			id := uint32(3)
+			if c == q {
+				id = 1
+			}
+			if st, body := c.response(id, 5*time.Second); st != "200" || body != "released" {
+				t.Fatalf("/block: %s %q", st, body)
+			}
 		}
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/celeris-dev/celeris/internal/directrun"
 	"github.com/celeris-dev/celeris/internal/httpmsg"
 )
 
@@ -34,6 +35,14 @@ import (
 // output produced in place before it goes out with the loop's next pass over
 // the connection). Lock order: d.mu before c.mu.
 //
+// The engine's watch moves the loop on, but does not enter the Conn: the
+// output of the run's earlier streams would wait in c.out for the blocked
+// handler (or the client's next frame). So runs are watched here too, by the
+// same rule (directrun: a run seen at two ticks of directrun.Period), and a
+// run that lasts gets a Wake of its connection, which detaches it (if the
+// engine has not yet) and makes the loop enter the Conn, end the run and hand
+// c.out over.
+//
 // Streams queued for a run are counted in c.handlers and running from the
 // moment they are queued, so MaxHandlersPerConn bounds handlers in place and on
 // workers together (CVE-2023-44487, CVE-2025-8671).
@@ -60,6 +69,30 @@ type directState struct {
 	cur     *stream // the stream whose handler runs in place
 	gen     uint64  // runs ended by enter: a run of an older gen stops
 	placing bool    // a handler in place frames output: no engine call
+
+	// The watch's words (directrun.Vars): the last run, the run at the
+	// watcher's previous tick, listed or not.
+	wstate, wtick atomic.Uint64
+	wlisted       atomic.Int32
+}
+
+// inPlaceWatch watches the direct runs of every Conn (directRun.Watch).
+var inPlaceWatch directrun.Watcher
+
+// vars are d's watch words.
+func (d *directState) vars() directrun.Vars {
+	return directrun.Vars{State: &d.wstate, AtTick: &d.wtick, Listed: &d.wlisted}
+}
+
+// Watch is the watcher's tick for c's runs (directrun.Owner): a run that
+// lasts gets a Wake (see above).
+func (r *directRun) Watch() bool {
+	c := (*Conn)(r)
+	detach, keep := c.d.vars().Tick()
+	if detach {
+		c.nc.Wake()
+	}
+	return keep
 }
 
 // runInPlace queues s for the direct run of this callback (asking for one if
@@ -89,6 +122,9 @@ func (c *Conn) runInPlace(s *stream) bool {
 func (r *directRun) Run() {
 	c := (*Conn)(r)
 	d := &c.d
+	v := d.vars()
+	run := v.Begin(&inPlaceWatch, r)
+	defer v.End(run)
 	d.mu.Lock()
 	gen := d.gen
 	for d.gen == gen && d.state.Load() == dirRun && d.dqi < len(d.dq) {
