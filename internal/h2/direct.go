@@ -68,7 +68,7 @@ type directState struct {
 	dqi     int
 	cur     *stream // the stream whose handler runs in place
 	gen     uint64  // runs ended by enter: a run of an older gen stops
-	placing bool    // a handler in place frames output: no engine call
+	placing bool    // the run frames another stream's output: no engine call
 
 	// The watch's words (directrun.Vars): the last run, the run at the
 	// watcher's previous tick, listed or not.
@@ -124,10 +124,10 @@ func (r *directRun) Run() {
 	d := &c.d
 	v := d.vars()
 	run := v.Begin(&inPlaceWatch, r)
-	defer v.End(run)
 	d.mu.Lock()
 	gen := d.gen
-	for d.gen == gen && d.state.Load() == dirRun && d.dqi < len(d.dq) {
+	// Only endRun (gen) and leave (which makes this return) end the run.
+	for d.gen == gen && d.dqi < len(d.dq) {
 		s := d.dq[d.dqi]
 		d.dq[d.dqi] = nil
 		d.dqi++
@@ -148,6 +148,7 @@ func (r *directRun) Run() {
 			if wake {
 				c.nc.Wake()
 			}
+			v.End(run)
 			return
 		}
 		// Still the loop: finish as an inline handler's return does. From
@@ -160,28 +161,33 @@ func (r *directRun) Run() {
 		s.ctx.Load().cancel() // Serve returned
 		s.running = false
 		c.handlers--
-		d.placing = true
-		c.handlerReturned(s)
+		c.handlerReturned(s) // frames into c.out only
 		if len(c.waiting) > 0 {
+			d.placing = true // a refusal's DATA must not reach the engine now
 			c.startWaiting()
+			d.placing = false
 		}
-		d.placing = false
 	}
-	if d.gen == gen && d.state.Load() == dirRun {
+	if d.gen == gen {
 		d.dq, d.dqi = d.dq[:0], 0
 		d.state.Store(dirNone)
 	}
 	d.mu.Unlock()
+	v.End(run)
 }
 
 // enter ends a direct run that may still hold the loop's state: every entry of
 // the engine into the Conn calls it first (loop). The handler in place, if
 // any, becomes a worker's; streams not started go to the pool.
 func (c *Conn) enter() {
-	d := &c.d
-	if d.state.Load() == dirNone {
-		return
+	if c.d.state.Load() != dirNone {
+		c.endRun()
 	}
+}
+
+// endRun is enter's work when a run may hold the loop's state.
+func (c *Conn) endRun() {
+	d := &c.d
 	d.mu.Lock()
 	if s := d.cur; s != nil {
 		s.inPlace = false
@@ -198,7 +204,9 @@ func (c *Conn) enter() {
 }
 
 // place takes d.mu and reports whether s's handler runs in place, framing its
-// output as the loop (d.unplace ends that); when not, d.mu is released.
+// output as the loop (d.unplace ends that); when not, d.mu is released. While
+// s is inPlace its output never calls the engine (sendData, holdData): the
+// engine may have moved the loop to another goroutine.
 func (s *stream) place() bool {
 	d := &s.c.d
 	if d.dr == nil {
@@ -206,7 +214,6 @@ func (s *stream) place() bool {
 	}
 	d.mu.Lock()
 	if s.inPlace {
-		d.placing = true
 		return true
 	}
 	d.mu.Unlock()
@@ -214,10 +221,7 @@ func (s *stream) place() bool {
 }
 
 // unplace ends what place began.
-func (d *directState) unplace() {
-	d.placing = false
-	d.mu.Unlock()
-}
+func (d *directState) unplace() { d.mu.Unlock() }
 
 // leave ends the run of s, in place, from its handler, which is about to wait
 // for the loop: s becomes a worker's stream, the streams not started wait for
@@ -228,7 +232,7 @@ func (c *Conn) leave(s *stream) {
 	s.inPlace = false
 	d.cur = nil
 	d.state.Store(dirLeft)
-	d.unplace()
+	d.mu.Unlock()
 	d.dr.Detach()
 	c.nc.Wake()
 }

@@ -84,7 +84,7 @@ func (c *Conn) pumpLocked(s *stream) {
 		sh.data, sh.rd = sh.data[:0], 0
 	}
 	if sh.rd < len(sh.data) {
-		if c.holdData() {
+		if c.holdData(s) {
 			c.enqueueSend(s)
 			return
 		}
@@ -126,9 +126,10 @@ func (c *Conn) DrainLevel() int {
 }
 
 // holdData reports that the engine holds more than outboundLimit unsent bytes
-// (see httpmsg.OutboundReporter): DATA then waits for a later callback.
-func (c *Conn) holdData() bool {
-	if c.outbound != nil && !c.d.placing && c.outbound() > outboundLimit {
+// (see httpmsg.OutboundReporter): DATA then waits for a later callback. The
+// engine is not asked while s's handler runs in place (direct.go).
+func (c *Conn) holdData(s *stream) bool {
+	if c.outbound != nil && !c.d.placing && !s.inPlace && c.outbound() > outboundLimit {
 		c.heldBack = true
 		return true
 	}
@@ -182,7 +183,7 @@ func (c *Conn) sendData(s *stream, p []byte, end bool) int {
 		if n <= 0 {
 			break
 		}
-		if c.outbound != nil && !c.d.placing {
+		if c.outbound != nil && !c.d.placing && !s.inPlace {
 			if n = min(n, int64(outboundLimit-c.dataOut)); n <= 0 {
 				c.sendqDirty = true
 				if !c.dataWake {
@@ -195,7 +196,7 @@ func (c *Conn) sendData(s *stream, p []byte, end bool) int {
 		}
 		last := end && sent+int(n) == len(p)
 		chunk := p[sent : sent+int(n)]
-		if n >= directWrite && !c.d.placing {
+		if n >= directWrite && !c.d.placing && !s.inPlace {
 			c.out = frame.AppendHeader(c.out, int(n), frame.TypeData, endFlag(last), s.id)
 			c.nc.Write(c.out)
 			c.out = c.out[:0]

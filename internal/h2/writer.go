@@ -292,7 +292,7 @@ func (s *stream) startInline(status int) error {
 // and the windows allow, the rest copied to the stream's queue.
 func (s *stream) inlineData(p []byte, end bool) {
 	c := s.c
-	if len(s.sh.data) == s.sh.rd && !s.localDone && !c.holdData() {
+	if len(s.sh.data) == s.sh.rd && !s.localDone && !c.holdData(s) {
 		n := c.sendData(s, p, end)
 		p = p[n:]
 	}
