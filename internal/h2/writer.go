@@ -8,6 +8,8 @@ import (
 // methods run on the loop and write frames directly; on a worker they queue the
 // response on the stream's shared part and wake the loop, which frames it (see
 // pumpLocked). Field strings and byte slices are copied before the call returns.
+// A handler running in place (direct.go) writes as an inline one does, holding
+// the run's lock (place), until it leaves the run or the loop ends it.
 //
 // The shared part of an inline stream is never shared: its handler runs on the
 // loop, its body is buffered (no bodyReader) and it never enters the ready list,
