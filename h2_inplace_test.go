@@ -1,7 +1,6 @@
 package celeris
 
 import (
-	"bufio"
 	"bytes"
 	"io"
 	"net"
@@ -51,16 +50,9 @@ type h2Peer struct {
 // dialH2 opens a connection and sends the preface with settings.
 func dialH2(t *testing.T, addr string, settings ...http2.Setting) *h2Peer {
 	t.Helper()
-	nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { nc.Close() })
-	_ = nc.SetDeadline(time.Now().Add(20 * time.Second))
-	if _, err := io.WriteString(nc, http2.ClientPreface); err != nil {
-		t.Fatal(err)
-	}
-	p := &h2Peer{t: t, addr: addr, nc: nc, fr: http2.NewFramer(nc, bufio.NewReader(nc))}
+	r := dialRaw(t, addr)
+	r.send(http2.ClientPreface)
+	p := &h2Peer{t: t, addr: addr, nc: r.c, fr: http2.NewFramer(r.c, r.br)}
 	p.enc = hpack.NewEncoder(&p.blk)
 	p.dec = hpack.NewDecoder(4096, nil)
 	if err := p.fr.WriteSettings(settings...); err != nil {
@@ -107,14 +99,17 @@ func (p *h2Peer) gets(paths ...string) {
 }
 
 // get sends a GET for path on stream id, with END_STREAM.
-func (p *h2Peer) get(id uint32, path string) {
+func (p *h2Peer) get(id uint32, path string) { p.request(id, "GET", path, true) }
+
+// request sends a request head on stream id, with END_STREAM when end is set.
+func (p *h2Peer) request(id uint32, method, path string, end bool) {
 	p.t.Helper()
 	p.blk.Reset()
-	for _, f := range []hpack.HeaderField{{Name: ":method", Value: "GET"}, {Name: ":scheme", Value: "http"},
+	for _, f := range []hpack.HeaderField{{Name: ":method", Value: method}, {Name: ":scheme", Value: "http"},
 		{Name: ":authority", Value: p.addr}, {Name: ":path", Value: path}} {
 		_ = p.enc.WriteField(f)
 	}
-	if err := p.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: p.blk.Bytes(), EndStream: true, EndHeaders: true}); err != nil {
+	if err := p.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: p.blk.Bytes(), EndStream: end, EndHeaders: true}); err != nil {
 		p.t.Fatal(err)
 	}
 }
@@ -188,6 +183,22 @@ func (p *h2Peer) response(id uint32, d time.Duration) (status, body string) {
 	}
 }
 
+// getOther GETs path over a connection of its own (net/http's h2c client) and
+// returns the major protocol version and the body.
+func getOther(t *testing.T, addr, path string) (int, string) {
+	t.Helper()
+	resp, err := h2cClient().Get("http://" + addr + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.ProtoMajor, string(b)
+}
+
 // inPlaceRoutes registers /block (waits for release), /fast, /empty (204).
 func inPlaceRoutes(started chan<- string, release <-chan struct{}) func(s *Server) {
 	return func(s *Server) {
@@ -224,14 +235,8 @@ func TestH2InPlaceBlockedHandlerServesOthers(t *testing.T) {
 				t.Fatalf("stream %d beside a blocked handler: %s %q", id, st, body)
 			}
 		}
-		resp, err := h2cClient().Get("http://" + addr + "/fast")
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.ProtoMajor != 2 || string(b) != "fast" {
-			t.Fatalf("other connection: %s %q", resp.Proto, b)
+		if proto, body := getOther(t, addr, "/fast"); proto != 2 || body != "fast" {
+			t.Fatalf("other connection: HTTP/%d %q", proto, body)
 		}
 		close(release)
 		if st, body := p.response(1, 5*time.Second); st != "200" || body != "released" {
@@ -315,11 +320,9 @@ func TestH2InPlaceFlowControlBlocked(t *testing.T) {
 				t.Fatalf("stream %d beside a window-blocked response: %s", id, st)
 			}
 		}
-		resp, err := h2cClient().Get("http://" + addr + "/empty")
-		if err != nil {
-			t.Fatal(err)
+		if proto, _ := getOther(t, addr, "/empty"); proto != 2 {
+			t.Fatalf("other connection: HTTP/%d", proto)
 		}
-		resp.Body.Close()
 		select {
 		case n := <-wrote:
 			t.Fatalf("/big wrote %d chunks with no window", n)

@@ -123,16 +123,7 @@ func TestInPlaceAnswers(t *testing.T) {
 		b = frame.AppendHeaders(b, id, true, true, hs.get("/"))
 	}
 	sendDirect(hs, dc, b)
-	seen := map[uint32]bool{}
-	for len(seen) < 5 {
-		f, ok := hs.next(2 * time.Second)
-		if !ok {
-			t.Fatalf("only %d responses", len(seen))
-		}
-		if f.Type == frame.TypeData && f.EndStream() {
-			seen[f.StreamID] = true
-		}
-	}
+	hs.awaitEnds(5)
 	if n := dc.runs.Load(); n != 1 {
 		t.Fatalf("%d runs, want 1", n)
 	}
@@ -170,16 +161,7 @@ func TestInPlaceHandlerLimit(t *testing.T) {
 		t.Fatalf("%d runs in place, want 1", n)
 	}
 	close(release)
-	seen := map[uint32]bool{}
-	for len(seen) < 10 {
-		f, ok := hs.next(2 * time.Second)
-		if !ok {
-			t.Fatalf("only %d responses", len(seen))
-		}
-		if f.Type == frame.TypeData && f.EndStream() {
-			seen[f.StreamID] = true
-		}
-	}
+	hs.awaitEnds(10)
 	if p := peak.Load(); p != 2 {
 		t.Fatalf("peak %d", p)
 	}
