@@ -84,7 +84,7 @@ func (c *Conn) pumpLocked(s *stream) {
 		sh.data, sh.rd = sh.data[:0], 0
 	}
 	if sh.rd < len(sh.data) {
-		if c.holdData(s) {
+		if !s.inPlace && c.holdData() {
 			c.enqueueSend(s)
 			return
 		}
@@ -126,10 +126,10 @@ func (c *Conn) DrainLevel() int {
 }
 
 // holdData reports that the engine holds more than outboundLimit unsent bytes
-// (see httpmsg.OutboundReporter): DATA then waits for a later callback. The
-// engine is not asked while s's handler runs in place (direct.go).
-func (c *Conn) holdData(s *stream) bool {
-	if c.outbound != nil && !c.d.placing && !s.inPlace && c.outbound() > outboundLimit {
+// (see httpmsg.OutboundReporter): DATA then waits for a later callback. Not
+// for a stream whose handler runs in place (the caller asks; direct.go).
+func (c *Conn) holdData() bool {
+	if c.outbound != nil && c.outbound() > outboundLimit {
 		c.heldBack = true
 		return true
 	}

@@ -294,7 +294,7 @@ func (s *stream) startInline(status int) error {
 // and the windows allow, the rest copied to the stream's queue.
 func (s *stream) inlineData(p []byte, end bool) {
 	c := s.c
-	if len(s.sh.data) == s.sh.rd && !s.localDone && !c.holdData(s) {
+	if len(s.sh.data) == s.sh.rd && !s.localDone && (s.inPlace || !c.holdData()) {
 		n := c.sendData(s, p, end)
 		p = p[n:]
 	}
