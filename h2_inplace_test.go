@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"strings"
 	"testing"
 	"time"
@@ -413,4 +414,55 @@ func TestH2InPlaceResetCancels(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestH2InPlaceTLS: over TLS (h2 by ALPN, net/http's client), a handler blocked
+// where it runs leaves the other requests of its connection answered.
+func TestH2InPlaceTLS(t *testing.T) {
+	t.Parallel()
+	started := make(chan string, 4)
+	release := make(chan struct{})
+	_, _, secure := startTLSServer(t, Config{}, inPlaceRoutes(started, release))
+	c := tlsClient(t, true)
+	blocked := make(chan string, 1)
+	go func() {
+		resp, err := c.Get("https://" + secure + "/block")
+		if err != nil {
+			blocked <- err.Error()
+			return
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		blocked <- string(b)
+	}()
+	select {
+	case <-started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("/block did not start")
+	}
+	for range 3 {
+		var reused bool
+		req, _ := http.NewRequest("GET", "https://"+secure+"/fast", nil)
+		req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
+			GotConn: func(info httptrace.GotConnInfo) { reused = info.Reused },
+		}))
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.ProtoMajor != 2 || !reused || string(b) != "fast" {
+			t.Fatalf("beside a blocked handler: HTTP/%d, same connection %v, %q", resp.ProtoMajor, reused, b)
+		}
+	}
+	close(release)
+	select {
+	case b := <-blocked:
+		if b != "released" {
+			t.Fatalf("/block: %q", b)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("/block did not answer once released")
+	}
 }
