@@ -201,6 +201,12 @@ func (c *Conn) endRun() {
 	for _, s := range left {
 		c.submit(s)
 	}
+	if len(c.out) > 0 {
+		// Output framed in place: an entry that does not end with afterIO
+		// (Busy, DrainLevel: the engine settling a connection it took over)
+		// gets it out with the next OnWake.
+		c.nc.Wake()
+	}
 }
 
 // place takes d.mu and reports whether s's handler runs in place, framing its
