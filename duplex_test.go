@@ -1,7 +1,6 @@
 package celeris
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -14,7 +13,6 @@ import (
 	"time"
 
 	"golang.org/x/net/http2"
-	"golang.org/x/net/http2/hpack"
 
 	"github.com/celeris-dev/celeris/internal/testkit"
 )
@@ -166,29 +164,9 @@ func TestH1FullDuplex(t *testing.T) {
 // request head that leaves the stream open (a body follows).
 func h2Stream(t *testing.T, addr, method, path string, endStream bool) (*http2.Framer, net.Conn) {
 	t.Helper()
-	nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { nc.Close() })
-	_ = nc.SetDeadline(time.Now().Add(20 * time.Second))
-	if _, err := io.WriteString(nc, http2.ClientPreface); err != nil {
-		t.Fatal(err)
-	}
-	fr := http2.NewFramer(nc, bufio.NewReader(nc))
-	if err := fr.WriteSettings(); err != nil {
-		t.Fatal(err)
-	}
-	var block bytes.Buffer
-	enc := hpack.NewEncoder(&block)
-	for _, f := range []hpack.HeaderField{{Name: ":method", Value: method}, {Name: ":scheme", Value: "http"},
-		{Name: ":authority", Value: addr}, {Name: ":path", Value: path}} {
-		_ = enc.WriteField(f)
-	}
-	if err := fr.WriteHeaders(http2.HeadersFrameParam{StreamID: 1, BlockFragment: block.Bytes(), EndStream: endStream, EndHeaders: true}); err != nil {
-		t.Fatal(err)
-	}
-	return fr, nc
+	p := dialH2(t, addr)
+	p.request(1, method, path, endStream)
+	return p.fr, p.nc
 }
 
 // TestH2ResetUnblocksHandler: a client resetting its stream cancels the handler's

@@ -69,8 +69,14 @@ func (c *conn) WriteOwned(b []byte) []byte {
 
 // Wake has the loop call the protocol's OnWake (httpmsg.Conn; any goroutine).
 // Wake-ups coalesce per connection (woken) and per loop (one eventfd write
-// until the loop took the queue).
+// until the loop took the queue). A Wake while c's direct run is in progress
+// detaches the run (direct_linux.go).
 func (c *conn) Wake() {
+	if c.l.running.Load() == int32(c.fd) {
+		// From c's direct run (or while it runs): the loop is needed beside
+		// it, and moves (httpmsg.DirectRunner).
+		c.l.detach()
+	}
 	if c.woken.CompareAndSwap(false, true) {
 		c.l.add(c)
 	}
@@ -133,6 +139,9 @@ func (c *conn) readable() {
 	default:
 		c.close(errno)
 		return
+	}
+	if c.l.directConn == c {
+		return // the direct run's wake-up settles (loop.runDirect)
 	}
 	c.settle()
 }

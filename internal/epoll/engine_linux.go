@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/celeris-dev/celeris/internal/conncore"
+	"github.com/celeris-dev/celeris/internal/directrun"
 	"github.com/celeris-dev/celeris/internal/protoselect"
 )
 
@@ -68,6 +69,7 @@ type Engine struct {
 	open     atomic.Int64  // open connections
 	draining atomic.Bool
 	stopping atomic.Bool
+	watch    directrun.Watcher // the direct-run watch (direct_linux.go)
 
 	booted   chan struct{}
 	bootOnce sync.Once
@@ -110,15 +112,12 @@ func (e *Engine) Run() error {
 		return err
 	}
 	e.markBooted(nil)
-	var wg sync.WaitGroup
 	for _, l := range e.loops {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			l.run()
-		}()
+		go l.run()
 	}
-	wg.Wait()
+	for _, l := range e.loops {
+		<-l.ended // closed by the loop's goroutine of the moment (direct runs move loops)
+	}
 	e.closeListener()
 	return nil
 }

@@ -8,6 +8,9 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/celeris-dev/celeris/internal/directrun"
+	"github.com/celeris-dev/celeris/internal/httpmsg"
 )
 
 // Event tags, in the epoll event's data next to the descriptor.
@@ -38,6 +41,26 @@ type loop struct {
 	wakeBuf  [8]byte
 	own      owner // the loop's goroutine, checked in race builds
 
+	// The batches in progress, in loop fields so that a goroutine taking the
+	// loop over (a direct run's move, direct_linux.go) goes on with them:
+	// events[evNext:evN] from the last epoll_wait, woke[wakeNext:] the
+	// wake-ups taken from ready.
+	evNext, evN int
+	woke        []*conn
+	wakeNext    int
+
+	// Direct runs (direct_linux.go).
+	directOK   bool          // a callback that may ask for a direct run is in progress
+	direct     httpmsg.Task  // the run asked for during the current callback
+	directConn *conn         // whose protocol asked for direct
+	running    atomic.Int32  // the descriptor of the connection whose run is in progress, else -1
+	owed       *conn         // the connection of the run in progress: its settle is owed
+	dstate     atomic.Uint64 // directrun.State of the last run
+	dstateTick atomic.Uint64 // dstate at the watcher's previous tick
+	watchState atomic.Int32  // directrun.Listed or Unlisted
+	dv         directrun.Vars
+	ended      chan struct{} // closed once the loop stopped, by whichever goroutine owned it
+
 	mu       sync.Mutex
 	ready    []*conn    // guarded by mu: connections woken by other goroutines
 	spare    []*conn    // guarded by mu
@@ -64,7 +87,9 @@ func newLoop(e *Engine, lnfd int) (*loop, error) {
 		_ = unix.Close(epfd)
 		return nil, err
 	}
-	l := &loop{e: e, epfd: epfd, evfd: evfd, buf: make([]byte, 64<<10)}
+	l := &loop{e: e, epfd: epfd, evfd: evfd, buf: make([]byte, 64<<10), ended: make(chan struct{})}
+	l.running.Store(-1)
+	l.dv = directrun.Vars{State: &l.dstate, AtTick: &l.dstateTick, Listed: &l.watchState}
 	if err := unix.EpollCtl(epfd, unix.EPOLL_CTL_ADD, evfd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(evfd), Pad: tagWake}); err != nil {
 		l.closeFDs()
 		return nil, err
@@ -120,42 +145,32 @@ func (l *loop) add(c *conn) {
 	l.poke()
 }
 
-// run is the loop's goroutine.
+// run is the loop's goroutine (until a direct run moves the loop to another).
 func (l *loop) run() {
 	l.own.claim()
-	e := l.e
 	l.now = time.Now().UnixNano()
 	l.nextDue = l.now + int64(tick)
+	l.serve()
+}
+
+// serve runs the loop on the calling goroutine, from the batches in progress,
+// until the loop stops or a direct run moves it to another goroutine.
+func (l *loop) serve() {
+	e := l.e
 	for {
-		wait := int((l.nextDue - l.now) / int64(time.Millisecond))
-		if wait < 0 {
-			wait = 0
-		}
-		n := pollNow(l.epfd, l.events[:])
-		if n == 0 && !l.hasWork.Load() {
-			runtime.Gosched() // before sleeping: workers waiting for this P run first
-			l.sleeping.Store(true)
-			if l.hasWork.Load() {
-				l.sleeping.Store(false) // queued meanwhile: no sleep
-			} else {
-				var err error
-				n, err = unix.EpollWait(l.epfd, l.events[:], wait+1)
-				l.sleeping.Store(false)
-				if err != nil && err != unix.EINTR {
-					e.cfg.Logger.Error("epoll: epoll_wait failed; the loop stops", "err", err)
-					break
-				}
-				n = max(n, 0)
-			}
-		}
-		l.now = time.Now().UnixNano()
-		for i := 0; i < n; i++ {
-			ev := &l.events[i]
+		for l.evNext < l.evN {
+			ev := &l.events[l.evNext]
+			l.evNext++
 			switch ev.Pad {
 			case tagConn:
 				if fd := int(ev.Fd); fd < len(l.conns) {
 					if c := l.conns[fd]; c != nil {
+						l.directOK = true
 						c.onEvent(ev.Events)
+						l.directOK = false
+						if l.direct != nil && !l.runDirect() {
+							return // moved: this goroutine is a worker's now
+						}
 					}
 				}
 			case tagListener:
@@ -165,8 +180,8 @@ func (l *loop) run() {
 			}
 			l.yieldSometimes()
 		}
-		if l.hasWork.Load() && l.hasWork.Swap(false) {
-			l.takeWakeups()
+		if !l.serveWakeups() {
+			return
 		}
 		if e.stopping.Load() {
 			break
@@ -183,8 +198,40 @@ func (l *loop) run() {
 			l.scan()
 			l.nextDue = l.now + int64(tick)
 		}
+		if !l.poll() {
+			break
+		}
 	}
 	l.stop()
+}
+
+// poll waits for the next batch of events (events[:evN]); false when
+// epoll_wait failed and the loop must stop.
+func (l *loop) poll() bool {
+	wait := int((l.nextDue - l.now) / int64(time.Millisecond))
+	if wait < 0 {
+		wait = 0
+	}
+	n := pollNow(l.epfd, l.events[:])
+	if n == 0 && !l.hasWork.Load() {
+		runtime.Gosched() // before sleeping: workers waiting for this P run first
+		l.sleeping.Store(true)
+		if l.hasWork.Load() {
+			l.sleeping.Store(false) // queued meanwhile: no sleep
+		} else {
+			var err error
+			n, err = unix.EpollWait(l.epfd, l.events[:], wait+1)
+			l.sleeping.Store(false)
+			if err != nil && err != unix.EINTR {
+				l.e.cfg.Logger.Error("epoll: epoll_wait failed; the loop stops", "err", err)
+				return false
+			}
+			n = max(n, 0)
+		}
+	}
+	l.now = time.Now().UnixNano()
+	l.evNext, l.evN = 0, n
+	return true
 }
 
 // yieldSometimes yields the loop's goroutine every 128 events, so that a loop
@@ -260,27 +307,45 @@ type accepted struct {
 	peer *net.TCPAddr
 }
 
-// takeWakeups serves what other goroutines queued.
-func (l *loop) takeWakeups() {
-	l.mu.Lock()
-	list, fds := l.ready, l.incoming
-	l.ready, l.spare = l.spare[:0], nil
-	l.incoming = nil
-	l.mu.Unlock()
-	for _, a := range fds {
-		l.register(a.fd, a.peer)
+// serveWakeups serves what other goroutines queued: the list in progress
+// (woke), else the queue if anything was queued. It reports false when a direct
+// run moved the loop to another goroutine.
+func (l *loop) serveWakeups() bool {
+	if l.wakeNext >= len(l.woke) {
+		if !l.hasWork.Load() || !l.hasWork.Swap(false) {
+			return true
+		}
+		l.mu.Lock()
+		list, fds := l.ready, l.incoming
+		l.ready, l.spare = l.spare[:0], nil
+		l.incoming = nil
+		l.mu.Unlock()
+		for _, a := range fds {
+			l.register(a.fd, a.peer)
+		}
+		l.woke, l.wakeNext = list, 0
 	}
-	for i, c := range list {
-		list[i] = nil
+	for l.wakeNext < len(l.woke) {
+		c := l.woke[l.wakeNext]
+		l.woke[l.wakeNext] = nil
+		l.wakeNext++
 		if !c.done && c.woken.Load() {
+			l.directOK = true
 			c.onWake()
+			l.directOK = false
+			if l.direct != nil && !l.runDirect() {
+				return false
+			}
 		}
 	}
+	list := l.woke
+	l.woke, l.wakeNext = nil, 0
 	l.mu.Lock()
 	if cap(list) <= 4096 {
 		l.spare = list[:0]
 	}
 	l.mu.Unlock()
+	return true
 }
 
 // register adds an accepted connection to the loop.
@@ -346,6 +411,7 @@ func (l *loop) stop() {
 		_ = unix.Close(a.fd)
 		l.e.open.Add(-1)
 	}
+	close(l.ended)
 }
 
 // getInput returns an empty input buffer (loop only).

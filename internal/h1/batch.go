@@ -49,13 +49,16 @@ func (cn *Conn) enqueue(ex *exchange) {
 	}
 }
 
-// submit hands the batch to a worker, or to the connection's own goroutine where
-// the engine has one (DirectRunner): there the batch runs as on a worker, and
-// moves off the loop's goroutine (needLoop) when it needs the loop. A batch whose
-// body streams in needs the loop from the start: it goes to the pool.
+// submit hands the batch to a worker, or runs it directly where the engine can
+// (httpmsg.DirectRunner): on the loop's goroutine once OnData returned, as on a
+// worker; the engine moves the loop off that goroutine when the batch wakes the
+// loop before its final hand-off (output handed over early, an interim answer, a
+// hijack). A batch whose body streams in needs the loop from the start: it goes
+// to the pool.
 func (cn *Conn) submit() {
 	cn.busy = true
-	if cn.dr != nil && cn.streamEx == nil && cn.dr.RunDirect(&cn.task) {
+	cn.direct = cn.dr != nil && cn.streamEx == nil && cn.dr.RunDirect(&cn.task)
+	if cn.direct {
 		return
 	}
 	if cn.cfg.Pool == nil || !cn.cfg.Pool.Submit(&cn.task) {
@@ -138,10 +141,12 @@ func (cn *Conn) finishBatch() (closeConn bool) {
 }
 
 // handOff moves bytes produced on a worker to the loop. done marks the batch finished.
+// A direct batch's final hand-off wakes nobody: the engine runs OnWake once the
+// batch returns (httpmsg.DirectRunner); any other hand-off wakes the loop, which
+// detaches a direct batch, so that the bytes go out now and waitOutput waits for
+// a loop that runs.
 func (cn *Conn) handOff(b *[]byte, done bool) error {
-	if !done {
-		cn.needLoop() // the bytes go out now, and waitOutput waits for the loop
-	}
+	direct := cn.direct // read before the hand-off: the loop may submit again after it
 	cn.mu.Lock()
 	if cn.closed {
 		// Nobody will write these bytes: drop them, and tell a streaming handler.
@@ -162,20 +167,13 @@ func (cn *Conn) handOff(b *[]byte, done bool) error {
 		cn.done = true
 	}
 	cn.mu.Unlock()
-	cn.c.Wake()
 	if !done {
+		cn.c.Wake()
 		cn.waitOutput()
+	} else if !direct {
+		cn.c.Wake()
 	}
 	return nil
-}
-
-// needLoop makes sure the loop runs beside the handler's goroutine, which is about
-// to wait for it or to hand it output before the batch ends (worker side): a batch
-// running on the connection's own goroutine (DirectRunner) detaches from it.
-func (cn *Conn) needLoop() {
-	if cn.dr != nil {
-		cn.dr.Detach()
-	}
 }
 
 // handOffEarly: a worker hands a batch's output over before the batch ends once it

@@ -270,9 +270,8 @@ func (cn *Conn) feedPipe(in []byte) int {
 }
 
 // sendInterim hands an interim response (100 Continue) to the loop ahead of the
-// final response (worker side).
+// final response (worker side; the Wake detaches a direct batch).
 func (cn *Conn) sendInterim(b []byte) {
-	cn.needLoop()
 	cn.mu.Lock()
 	cn.ready = append(cn.ready, b...)
 	cn.mu.Unlock()

@@ -66,6 +66,7 @@ type Conn struct {
 
 	batch    []*exchange // complete requests waiting for (or held by) a worker
 	busy     bool        // a worker holds batch
+	direct   bool        // the batch runs directly (submit; read by the batch's goroutine)
 	task     batchTask
 	inline   []byte // response bytes of inline handlers
 	free     []*exchange
@@ -99,7 +100,7 @@ type Conn struct {
 	outCond sync.Cond
 
 	outbound func() int           // engine's unsent output (httpmsg.OutboundReporter; event loop only); nil if unknown
-	dr       httpmsg.DirectRunner // the engine can run a batch on the connection's goroutine; nil if not
+	dr       httpmsg.DirectRunner // the engine can run a batch on the loop's goroutine; nil if not
 	outHeld  bool                 // event loop: parsing waits for the output to drain
 
 	tls *tls.ConnectionState // the connection's TLS state (httpmsg.TLSConn); nil: plaintext

@@ -83,7 +83,6 @@ func (ex *exchange) Hijack() (nc net.Conn, buffered, pending []byte, err error) 
 	ex.answered = true
 	ex.keepAlive = false
 	req := &hijackReq{done: make(chan struct{})}
-	cn.needLoop() // the loop takes the connection out of the engine
 	if len(*ex.out) > 0 {
 		_ = cn.handOff(ex.out, false) // earlier answers of the batch go first
 	}

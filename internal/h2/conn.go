@@ -117,6 +117,8 @@ type Conn struct {
 	closed bool       // OnClose ran: handlers must not wake the loop
 
 	prefaceLate atomic.Bool // set by prefaceTimer's goroutine (preface.go)
+
+	d directState // handlers run in place (direct.go)
 }
 
 // closedID remembers how a stream closed (RFC 9113 §5.1 "closed" rules differ).
@@ -249,6 +251,7 @@ func newConn(nc httpmsg.Conn, h httpmsg.Handler, pool *work.Pool, cfg *Config) *
 	// stays intact (§5.4.1).
 	c.hdec.SetMaxStringLength((int(c.cfg.MaxHeaderListSize) + int(c.cfg.MaxFrameSize)) * 8 / 5)
 	c.henc = hpack.NewEncoder(&c.hw)
+	c.d.dr, _ = nc.(httpmsg.DirectRunner)
 	c.born = time.Now()
 	c.defenses.init(c.born)
 	return c
@@ -289,6 +292,7 @@ func (c *Conn) setOutboundBuffered(fn func() int) { c.outbound = fn }
 
 // OnData consumes the bytes the peer sent. It implements httpmsg.Proto.
 func (c *Conn) OnData(in []byte) (int, error) {
+	c.enter()
 	if c.phase == phaseClosed {
 		return len(in), c.closeErr
 	}
@@ -311,6 +315,7 @@ func (c *Conn) OnData(in []byte) (int, error) {
 		c.phase = phaseSettings
 	}
 	c.defenses.onRead(c)
+	c.d.inData = true
 	for c.phase != phaseClosed {
 		f, k, err := frame.Parse(in[n:], c.cfg.MaxFrameSize)
 		if err == frame.ErrNeedMore {
@@ -324,6 +329,7 @@ func (c *Conn) OnData(in []byte) (int, error) {
 			c.handleError(err)
 		}
 	}
+	c.d.inData = false
 	c.watchPreface()
 	c.afterIO()
 	if c.phase == phaseClosed {
@@ -369,6 +375,7 @@ func (c *Conn) connError(e frame.ConnError) {
 // OnWake drains what handler goroutines handed to the loop. It implements
 // httpmsg.Proto.
 func (c *Conn) OnWake() error {
+	c.enter()
 	if c.phase == phaseClosed {
 		return c.closeErr
 	}
@@ -394,6 +401,7 @@ func (c *Conn) OnWake() error {
 // OnClose releases the connection: handlers blocked on it fail with
 // ErrStreamClosed. It implements httpmsg.Proto.
 func (c *Conn) OnClose(error) {
+	c.enter()
 	c.phase = phaseClosed
 	c.watchPreface() // stops the timer
 	c.abortStreams()
@@ -412,6 +420,7 @@ func (c *Conn) OnClose(error) {
 // Busy reports whether a stream is open, a handler runs or a header block is
 // incomplete. It implements httpmsg.Proto.
 func (c *Conn) Busy() bool {
+	c.enter()
 	return c.streams.len() > c.draining || c.handlers > 0 || c.hb.active
 }
 
@@ -421,6 +430,7 @@ func (c *Conn) Busy() bool {
 // whose client still sends (those get RST_STREAM NO_ERROR: afterIO). Call on the
 // loop.
 func (c *Conn) Shutdown() {
+	c.enter()
 	if c.phase == phaseClosed || c.goingAway {
 		return
 	}

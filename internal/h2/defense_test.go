@@ -68,16 +68,7 @@ func TestHandlerLimitQueues(t *testing.T) {
 		t.Fatalf("%d handlers running, want 2", n)
 	}
 	close(release)
-	seen := map[uint32]bool{}
-	for len(seen) < 10 {
-		f, ok := hs.next(2 * time.Second)
-		if !ok {
-			t.Fatalf("only %d responses", len(seen))
-		}
-		if f.Type == frame.TypeData && f.EndStream() {
-			seen[f.StreamID] = true
-		}
-	}
+	hs.awaitEnds(10)
 	if p := peak.Load(); p != 2 {
 		t.Fatalf("peak %d", p)
 	}

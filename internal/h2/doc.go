@@ -30,8 +30,10 @@
 // handler reads: the receive windows bound what is held.
 //
 // Dispatch (stream.go): an inline route runs Serve right inside OnData; any other
-// route is submitted to the work.Pool, at most MaxHandlersPerConn at a time per
-// connection. Errors follow RFC 9113 §5.4: a frame.StreamError resets one stream
+// route runs in place where the engine can (direct.go: on the loop's goroutine
+// once OnData returned, until it blocks, when it becomes a worker's) or is
+// submitted to the work.Pool, at most MaxHandlersPerConn at a time per
+// connection, in place and on workers together. Errors follow RFC 9113 §5.4: a frame.StreamError resets one stream
 // with RST_STREAM, a frame.ConnError sends GOAWAY with the last processed stream id
 // and closes the connection after the output is flushed. A malformed request
 // (§8.1.1: bad field syntax, connection-specific fields, pseudo-header or

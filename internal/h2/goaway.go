@@ -24,6 +24,7 @@ var goAwayPingData = [8]byte{'c', 'e', 'l', 'e', 'r', 'i', 's', 'G'}
 // then PING; the final GOAWAY follows the PING's ACK (onGoAwayPingAck) or
 // goAwayWait (checkGoAwayWait, on a wake). Call on the loop.
 func (c *Conn) Drain() {
+	c.enter()
 	if c.phase == phaseClosed || c.goingAway || !c.goAwayBy.IsZero() {
 		return
 	}

@@ -360,3 +360,19 @@ func (hs *harness) response(id uint32) response {
 }
 
 func newTestDecoder() *hpack.Decoder { return hpack.NewDecoder(4096, nil) }
+
+// awaitEnds reads frames until n streams ended their response with DATA
+// END_STREAM, failing after 2 s without a frame.
+func (hs *harness) awaitEnds(n int) {
+	hs.t.Helper()
+	seen := map[uint32]bool{}
+	for len(seen) < n {
+		f, ok := hs.next(2 * time.Second)
+		if !ok {
+			hs.t.Fatalf("only %d responses of %d", len(seen), n)
+		}
+		if f.Type == frame.TypeData && f.EndStream() {
+			seen[f.StreamID] = true
+		}
+	}
+}

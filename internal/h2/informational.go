@@ -21,14 +21,12 @@ func (s *stream) WriteInformational(status int, header []httpmsg.Field) error {
 	}
 	c := s.c
 	if s.inline {
-		if s.sh.status != 0 {
-			return ErrAnswered
-		}
-		if s.closed {
-			return ErrStreamClosed
-		}
-		c.writeInterim(s, status, header)
-		return nil
+		return s.interimInline(status, header)
+	}
+	if s.place() {
+		err := s.interimInline(status, header)
+		c.d.unplace()
+		return err
 	}
 	c.mu.Lock()
 	if s.sh.dead {
@@ -47,6 +45,19 @@ func (s *stream) WriteInformational(status int, header []httpmsg.Field) error {
 	if wake {
 		c.nc.Wake()
 	}
+	return nil
+}
+
+// interimInline is WriteInformational on the loop (inline, or in place with c.mu
+// held).
+func (s *stream) interimInline(status int, header []httpmsg.Field) error {
+	if s.sh.status != 0 {
+		return ErrAnswered
+	}
+	if s.closed {
+		return ErrStreamClosed
+	}
+	s.c.writeInterim(s, status, header)
 	return nil
 }
 

@@ -84,7 +84,7 @@ func (c *Conn) pumpLocked(s *stream) {
 		sh.data, sh.rd = sh.data[:0], 0
 	}
 	if sh.rd < len(sh.data) {
-		if c.holdData() {
+		if !s.inPlace && c.holdData() {
 			c.enqueueSend(s)
 			return
 		}
@@ -118,6 +118,7 @@ func (c *Conn) pumpLocked(s *stream) {
 // DrainLevel is the engine output level the connection waits for (event loop,
 // engine's drain watch): outboundLimit while DATA is held back, else -1.
 func (c *Conn) DrainLevel() int {
+	c.enter()
 	if c.heldBack {
 		return outboundLimit
 	}
@@ -125,7 +126,8 @@ func (c *Conn) DrainLevel() int {
 }
 
 // holdData reports that the engine holds more than outboundLimit unsent bytes
-// (see httpmsg.OutboundReporter): DATA then waits for a later callback.
+// (see httpmsg.OutboundReporter): DATA then waits for a later callback. Not
+// for a stream whose handler runs in place (the caller asks; direct.go).
 func (c *Conn) holdData() bool {
 	if c.outbound != nil && c.outbound() > outboundLimit {
 		c.heldBack = true
@@ -181,7 +183,7 @@ func (c *Conn) sendData(s *stream, p []byte, end bool) int {
 		if n <= 0 {
 			break
 		}
-		if c.outbound != nil {
+		if c.outbound != nil && !c.d.placing && !s.inPlace {
 			if n = min(n, int64(outboundLimit-c.dataOut)); n <= 0 {
 				c.sendqDirty = true
 				if !c.dataWake {
@@ -194,7 +196,7 @@ func (c *Conn) sendData(s *stream, p []byte, end bool) int {
 		}
 		last := end && sent+int(n) == len(p)
 		chunk := p[sent : sent+int(n)]
-		if n >= directWrite {
+		if n >= directWrite && !c.d.placing && !s.inPlace {
 			c.out = frame.AppendHeader(c.out, int(n), frame.TypeData, endFlag(last), s.id)
 			c.nc.Write(c.out)
 			c.out = c.out[:0]

@@ -14,13 +14,12 @@ func (s *stream) WriteHeaderLength(status int, header []httpmsg.Field, length in
 	c := s.c
 	sized := !s.isHead && !bodyless(status)
 	if s.inline {
-		if err := s.startInline(status); err != nil {
-			return err
-		}
-		s.noBody = s.isHead || bodyless(status)
-		s.sh.sized, s.sh.owed = sized, length
-		c.writeHeaders(s, status, header, length, false)
-		return nil
+		return s.sizedInline(status, header, length, sized)
+	}
+	if s.place() {
+		err := s.sizedInline(status, header, length, sized)
+		c.d.unplace()
+		return err
 	}
 	c.mu.Lock()
 	err := s.startLocked(status, header)
@@ -30,6 +29,18 @@ func (s *stream) WriteHeaderLength(status int, header []httpmsg.Field, length in
 	}
 	c.mu.Unlock()
 	return err
+}
+
+// sizedInline is WriteHeaderLength on the loop (inline, or in place with c.mu
+// held).
+func (s *stream) sizedInline(status int, header []httpmsg.Field, length int64, sized bool) error {
+	if err := s.startInline(status); err != nil {
+		return err
+	}
+	s.noBody = s.isHead || bodyless(status)
+	s.sh.sized, s.sh.owed = sized, length
+	s.c.writeHeaders(s, status, header, length, false)
+	return nil
 }
 
 // trimSized cuts p to what a sized response still owes (s.sh is the caller's:

@@ -33,7 +33,8 @@ type stream struct {
 	buffering  bool // inline route waiting for its body in body
 	draining   bool // answered, handler returned: the rest of the body is discarded
 	discarded  int64
-	running    bool // a worker handler has not returned
+	running    bool // a worker handler (or one in place, direct.go) has not returned
+	inPlace    bool // its handler runs in place and owns the loop's state (direct.go); guarded by c.mu
 	waiting    bool // in c.waiting
 	inSendq    bool // in c.sendq
 	hdrSent    bool // response HEADERS written
@@ -190,7 +191,7 @@ func (c *Conn) maybeRecycle(s *stream) {
 	s.closed, s.free = true, true
 	s.inline, s.isHead, s.noBody, s.buffering, s.draining, s.tunnel = false, false, false, false, false, false
 	s.discarded = 0
-	s.running, s.waiting, s.inSendq, s.hdrSent = false, false, false, false
+	s.running, s.waiting, s.inSendq, s.hdrSent, s.inPlace = false, false, false, false, false
 	s.declLen, s.received = 0, 0
 	s.recvWindow, s.recvCredit, s.sendWindow = 0, 0, 0
 	s.body = body
@@ -273,6 +274,9 @@ func (c *Conn) dispatch(s *stream) {
 		c.waiting = append(c.waiting, s)
 		return
 	}
+	if c.runInPlace(s) {
+		return
+	}
 	c.startWorker(s)
 }
 
@@ -284,6 +288,11 @@ func (c *Conn) dispatch(s *stream) {
 func (c *Conn) startWorker(s *stream) {
 	s.running = true
 	c.handlers++
+	c.submit(s)
+}
+
+// submit hands s, counted as running, to the pool.
+func (c *Conn) submit(s *stream) {
 	if !c.pool.Submit(s) {
 		// The pool is stopped or full: answer 503 as if a handler had.
 		s.running = false

@@ -8,6 +8,8 @@ import (
 // methods run on the loop and write frames directly; on a worker they queue the
 // response on the stream's shared part and wake the loop, which frames it (see
 // pumpLocked). Field strings and byte slices are copied before the call returns.
+// A handler running in place (direct.go) writes as an inline one does, holding
+// the run's lock (place), until it leaves the run or the loop ends it.
 //
 // The shared part of an inline stream is never shared: its handler runs on the
 // loop, its body is buffered (no bodyReader) and it never enters the ready list,
@@ -27,20 +29,12 @@ import (
 func (s *stream) WriteResponse(status int, header []httpmsg.Field, body []byte) error {
 	c := s.c
 	if s.inline {
-		if err := s.startInline(status); err != nil {
-			return err
-		}
-		s.noBody = s.isHead || bodyless(status)
-		length := int64(len(body)) // a HEAD response announces the GET length
-		if s.noBody {
-			body = nil
-		}
-		s.sh.ended = true
-		c.writeHeaders(s, status, header, length, len(body) == 0)
-		if len(body) > 0 {
-			s.inlineData(body, true)
-		}
-		return nil
+		return s.writeResponseInline(status, header, body)
+	}
+	if s.place() {
+		err := s.writeResponseInline(status, header, body)
+		c.d.unplace()
+		return err
 	}
 	c.mu.Lock()
 	if err := s.startLocked(status, header); err != nil {
@@ -57,21 +51,51 @@ func (s *stream) WriteResponse(status int, header []httpmsg.Field, body []byte) 
 	return nil
 }
 
+// writeResponseInline is WriteResponse on the loop (inline, or in place with
+// c.mu held).
+func (s *stream) writeResponseInline(status int, header []httpmsg.Field, body []byte) error {
+	if err := s.startInline(status); err != nil {
+		return err
+	}
+	s.noBody = s.isHead || bodyless(status)
+	length := int64(len(body)) // a HEAD response announces the GET length
+	if s.noBody {
+		body = nil
+	}
+	s.sh.ended = true
+	s.c.writeHeaders(s, status, header, length, len(body) == 0)
+	if len(body) > 0 {
+		s.inlineData(body, true)
+	}
+	return nil
+}
+
 // WriteHeader starts a streamed response. It implements httpmsg.ResponseWriter.
 func (s *stream) WriteHeader(status int, header []httpmsg.Field) error {
 	c := s.c
 	if s.inline {
-		if err := s.startInline(status); err != nil {
-			return err
-		}
-		s.noBody = s.isHead || bodyless(status)
-		c.writeHeaders(s, status, header, -1, false)
-		return nil
+		return s.writeHeaderInline(status, header)
+	}
+	if s.place() {
+		err := s.writeHeaderInline(status, header)
+		c.d.unplace()
+		return err
 	}
 	c.mu.Lock()
 	err := s.startLocked(status, header)
 	c.mu.Unlock()
 	return err
+}
+
+// writeHeaderInline is WriteHeader on the loop (inline, or in place with c.mu
+// held).
+func (s *stream) writeHeaderInline(status int, header []httpmsg.Field) error {
+	if err := s.startInline(status); err != nil {
+		return err
+	}
+	s.noBody = s.isHead || bodyless(status)
+	s.c.writeHeaders(s, status, header, -1, false)
+	return nil
 }
 
 // Write queues body bytes of a streamed response; on a worker it blocks while
@@ -80,19 +104,16 @@ func (s *stream) WriteHeader(status int, header []httpmsg.Field) error {
 func (s *stream) Write(p []byte) (int, error) {
 	c := s.c
 	if s.inline {
-		if s.sh.status == 0 {
-			if err := s.WriteHeader(200, nil); err != nil {
-				return 0, err
-			}
+		return s.writeInline(p)
+	}
+	if s.place() {
+		if len(s.sh.data)-s.sh.rd+len(p) <= maxQueued && len(c.out)+len(p) <= maxQueued {
+			n, err := s.writeInline(p)
+			c.d.unplace()
+			return n, err
 		}
-		if s.closed || s.sh.ended {
-			return 0, ErrStreamClosed
-		}
-		p, err := s.trimSized(p)
-		if !s.noBody {
-			s.inlineData(p, false)
-		}
-		return len(p), err
+		// The output waits for the client: wait as a worker.
+		c.leave(s)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -129,14 +150,42 @@ func (s *stream) Write(p []byte) (int, error) {
 	return written, lenErr
 }
 
+// writeInline is Write on the loop (inline, or in place with c.mu held).
+func (s *stream) writeInline(p []byte) (int, error) {
+	if s.sh.status == 0 {
+		if err := s.writeHeaderInline(200, nil); err != nil {
+			return 0, err
+		}
+	}
+	if s.closed || s.sh.ended {
+		return 0, ErrStreamClosed
+	}
+	p, err := s.trimSized(p)
+	if !s.noBody {
+		s.inlineData(p, false)
+	}
+	return len(p), err
+}
+
 // Flush sends what was written so far. It implements httpmsg.ResponseWriter.
+// A handler in place leaves its run: what it wrote goes out with the loop's
+// next pass, and the rest of its response follows as a worker's.
 func (s *stream) Flush() error {
 	c := s.c
 	if s.inline {
 		if s.sh.status == 0 {
-			return s.WriteHeader(200, nil)
+			return s.writeHeaderInline(200, nil)
 		}
 		return nil
+	}
+	if s.place() {
+		if s.sh.status == 0 {
+			if err := s.writeHeaderInline(200, nil); err != nil {
+				c.d.unplace()
+				return err
+			}
+		}
+		c.leave(s)
 	}
 	c.mu.Lock()
 	if s.sh.status == 0 {
@@ -162,24 +211,12 @@ func (s *stream) Flush() error {
 func (s *stream) End(trailer []httpmsg.Field) error {
 	c := s.c
 	if s.inline {
-		if s.sh.status == 0 {
-			if err := s.WriteHeader(200, nil); err != nil {
-				return err
-			}
-		}
-		if s.closed || s.sh.ended {
-			return ErrStreamClosed
-		}
-		if s.shortSized() {
-			return httpmsg.ErrLength // left unended: reset when the handler returns
-		}
-		s.sh.ended = true
-		if len(trailer) > 0 {
-			s.sh.trailer.add(trailer)
-			s.sh.hasTrl = true
-		}
-		c.pumpLocked(s)
-		return nil
+		return s.endInline(trailer)
+	}
+	if s.place() {
+		err := s.endInline(trailer)
+		c.d.unplace()
+		return err
 	}
 	c.mu.Lock()
 	if s.sh.status == 0 {
@@ -209,6 +246,28 @@ func (s *stream) End(trailer []httpmsg.Field) error {
 	return nil
 }
 
+// endInline is End on the loop (inline, or in place with c.mu held).
+func (s *stream) endInline(trailer []httpmsg.Field) error {
+	if s.sh.status == 0 {
+		if err := s.writeHeaderInline(200, nil); err != nil {
+			return err
+		}
+	}
+	if s.closed || s.sh.ended {
+		return ErrStreamClosed
+	}
+	if s.shortSized() {
+		return httpmsg.ErrLength // left unended: reset when the handler returns
+	}
+	s.sh.ended = true
+	if len(trailer) > 0 {
+		s.sh.trailer.add(trailer)
+		s.sh.hasTrl = true
+	}
+	s.c.pumpLocked(s)
+	return nil
+}
+
 // OnLoop reports whether the stream's handler runs on the event loop (an
 // inline route), where its output is queued whole (httpmsg.LoopWriter).
 func (s *stream) OnLoop() bool { return s.inline }
@@ -235,7 +294,7 @@ func (s *stream) startInline(status int) error {
 // and the windows allow, the rest copied to the stream's queue.
 func (s *stream) inlineData(p []byte, end bool) {
 	c := s.c
-	if len(s.sh.data) == s.sh.rd && !s.localDone && !c.holdData() {
+	if len(s.sh.data) == s.sh.rd && !s.localDone && (s.inPlace || !c.holdData()) {
 		n := c.sendData(s, p, end)
 		p = p[n:]
 	}

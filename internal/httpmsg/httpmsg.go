@@ -209,18 +209,28 @@ type Task interface {
 	Run()
 }
 
-// DirectRunner is implemented by a Conn whose engine gives each connection a
-// goroutine of its own (the std engine), where a handler may run on that
-// goroutine instead of a worker's: no hand-off to a pool and back per request.
+// DirectRunner is implemented by a Conn whose engine can run a handler on the
+// goroutine that runs the loop (the std engine's connection goroutine, an epoll
+// loop's) instead of a worker's: no hand-off to a pool and back per request.
 //
-// RunDirect (loop only, from OnData) asks the engine to run t on the connection's
-// goroutine once the current callback returned; false means it cannot now (the
-// protocol uses its pool). While t runs, the loop does not: whatever in t needs
-// the loop (handing output over before the end, an interim response, a hijack)
-// calls Detach first, which moves the loop to another goroutine and leaves t
-// where it is. The engine detaches by itself a handler that runs for more than a
-// short while, so that a client that leaves is seen and cancels its context.
-// After the detach, t is a worker's task in every respect.
+// The contract, for the protocol and every engine:
+//   - RunDirect (loop only, from OnData or OnWake) asks the engine to run t on
+//     the loop's goroutine once the current callback returned; false means it
+//     cannot now (the protocol uses its pool).
+//   - While t runs undetached, the loop does not: t must not wait for it. A
+//     Wake of the connection while t runs detaches t (as Detach does): the loop
+//     goes on in another goroutine, and t stays where it is, a worker's task in
+//     every respect from then on. So output handed over before the end, an
+//     interim answer, a hijack, anything t hands the loop with a Wake, never
+//     waits for t to end.
+//   - The engine detaches by itself a t that runs for more than a short while
+//     (the engine's watch: at most twice directrun.Period), so that a client
+//     that leaves is seen and cancels its context, and the loop's other
+//     connections are served.
+//   - After t returns, the engine runs the protocol's OnWake for the connection:
+//     on the loop's goroutine at once when t was not detached, by a wake-up
+//     when it was. A run's final hand-off therefore needs no Wake (and should
+//     not Wake: that would detach a run about to end).
 type DirectRunner interface {
 	RunDirect(t Task) bool
 	// Detach is a no-op when t is not running directly (or was detached).
