@@ -24,6 +24,7 @@ func (s *Server) newEpollEngine(addr string, p protoselect.Protocols, ln net.Lis
 		Logger:            s.logger,
 		Protocols:         p,
 		PeekWindow:        s.peekWindow(),
+		Direct:            s.cfg.RunInPlace,
 	}
 	if ln != nil {
 		tl, ok := ln.(*net.TCPListener)

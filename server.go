@@ -131,6 +131,16 @@ type Config struct {
 	// streamed uploads take workers.
 	MaxWorkers int
 
+	// RunInPlace runs handlers that are not Inline where their request was
+	// read first (the epoll engine's loop; the std engine's connection
+	// goroutine for HTTP/2 streams), and moves one to a worker once it needs
+	// the loop or runs past the watch period (5 to 10 ms): no hand-off to a
+	// worker and back per request (docs/BENCHMARKS.md §3). A handler that
+	// waits on I/O holds its loop, with every connection on it, until it
+	// moves, so handlers that block lose most of their concurrency: for
+	// services whose handlers rarely wait. [false]
+	RunInPlace bool
+
 	ErrorHandler ErrorHandler // maps handler errors to responses [DefaultErrorHandler]
 	Logger       *slog.Logger // cold-path logging [slog.Default()]
 

@@ -42,6 +42,7 @@ const (
 func Main(enableH3 func(s *celeris.Server)) {
 	addr := flag.String("addr", ":8080", "listen address")
 	inline := flag.Bool("inline", false, "run /bench, /json and /users/:id/posts/:postId inline on the event loops")
+	inPlace := flag.Bool("inplace", false, "run handlers that are not inline in place first, moving them to a worker when they wait (Config.RunInPlace)")
 	loops := flag.Int("loops", 0, "event loops (0: one per CPU)")
 	bare := flag.Bool("bare", false, "benchmark mode: the routes without the demo's middleware (request id, CORS, metrics, /json compression) and without /metrics, like the peers of the benchmark suite")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile to this file until shutdown")
@@ -71,7 +72,7 @@ func Main(enableH3 func(s *celeris.Server)) {
 		// the inherited listener, else on a port of the system's choosing).
 		*tlsAddr = ":0"
 	}
-	s, err := newServerWith(options{addr: *addr, loops: *loops, inline: *inline, bare: *bare,
+	s, err := newServerWith(options{addr: *addr, loops: *loops, inline: *inline, bare: *bare, inPlace: *inPlace,
 		engine: *engine, tlsAddr: *tlsAddr, tlsCert: *tlsCert, tlsKey: *tlsKey})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -123,7 +124,7 @@ func newServer(addr string, loops int, inline, bare bool) *celeris.Server {
 type options struct {
 	addr                     string
 	loops                    int
-	inline, bare             bool
+	inline, bare, inPlace    bool
 	engine                   string // "", "gnet", "epoll" or "std"
 	tlsAddr, tlsCert, tlsKey string
 }
@@ -133,6 +134,7 @@ func newServerWith(o options) (*celeris.Server, error) {
 	cfg := celeris.Config{
 		Addr:               o.addr,
 		EventLoops:         o.loops,
+		RunInPlace:         o.inPlace,
 		MaxRequestBodySize: maxUpload,
 		Engine:             celeris.Engine(o.engine),
 		TLSAddr:            o.tlsAddr,

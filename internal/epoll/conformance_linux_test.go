@@ -20,3 +20,19 @@ func TestConformance(t *testing.T) {
 		})
 	})
 }
+
+// TestConformanceDirect runs the suite with handlers in place (Config.Direct):
+// HTTP/1.1 batches run on the loop and move to a worker when they wait.
+func TestConformanceDirect(t *testing.T) {
+	enginetest.Run(t, func(o enginetest.Options) enginetest.Engine {
+		return New(Config{
+			Addr:              o.Addr,
+			Loops:             2,
+			Protocols:         o.Protocols,
+			ReadHeaderTimeout: o.ReadHeaderTimeout,
+			IdleTimeout:       o.IdleTimeout,
+			MaxBufferedInput:  o.MaxBufferedInput,
+			Direct:            true,
+		})
+	})
+}

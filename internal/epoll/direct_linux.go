@@ -33,7 +33,7 @@ import (
 func (c *conn) RunDirect(t httpmsg.Task) bool {
 	l := c.l
 	l.own.check("Conn.RunDirect")
-	if !l.directOK || l.direct != nil {
+	if !l.directOK || l.direct != nil || !l.e.cfg.Direct {
 		return false
 	}
 	l.direct, l.directConn = t, c

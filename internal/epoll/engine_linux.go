@@ -51,6 +51,12 @@ type Config struct {
 	// PeekWindow must exceed the largest request head or frame a protocol
 	// needs whole.
 	PeekWindow int
+	// Direct: the engine runs handlers in place (httpmsg.DirectRunner) when a
+	// protocol asks; otherwise RunDirect refuses and handlers go to workers.
+	// A handler in place holds its loop until it returns or moves (the watch:
+	// one to two directrun.Periods), so handlers that wait on I/O lose their
+	// concurrency: opt-in (celeris.Config.RunInPlace).
+	Direct bool
 }
 
 // tick is how often each loop looks for connections past their deadline.

@@ -57,6 +57,11 @@ type Config struct {
 	// WebSocket over HTTP/2 sends). Their streams are tunnels: their DATA is not a
 	// request body, so MaxRequestBodySize does not bound it (flow control does).
 	EnableConnectProtocol bool
+
+	// InPlace: a stream whose handler would go to a worker runs in place when
+	// the engine can (httpmsg.DirectRunner; direct.go) and moves to a worker
+	// once it waits. Off, every such handler goes to a worker.
+	InPlace bool
 	// StreamGauge, when set, counts the open streams of every connection using
 	// this Config (for metrics).
 	StreamGauge *atomic.Int64

@@ -251,7 +251,9 @@ func newConn(nc httpmsg.Conn, h httpmsg.Handler, pool *work.Pool, cfg *Config) *
 	// stays intact (§5.4.1).
 	c.hdec.SetMaxStringLength((int(c.cfg.MaxHeaderListSize) + int(c.cfg.MaxFrameSize)) * 8 / 5)
 	c.henc = hpack.NewEncoder(&c.hw)
-	c.d.dr, _ = nc.(httpmsg.DirectRunner)
+	if c.cfg.InPlace {
+		c.d.dr, _ = nc.(httpmsg.DirectRunner)
+	}
 	c.born = time.Now()
 	c.defenses.init(c.born)
 	return c

@@ -99,6 +99,10 @@ func isClosed(ch chan struct{}) bool {
 // newDirectHarness is newHarness over a directConn.
 func newDirectHarness(t *testing.T, h httpmsg.Handler, cfg *Config) (*harness, *directConn) {
 	t.Helper()
+	if cfg == nil {
+		cfg = &Config{}
+	}
+	cfg.InPlace = true
 	dc := &directConn{fakeConn: newFakeConn()}
 	hs := newHarness(t, h, cfg)
 	hs.c.OnClose(nil)
