@@ -70,7 +70,7 @@ func TestAcceptOutOfDescriptors(t *testing.T) {
 	}
 	var before, after unix.Rusage
 	_ = unix.Getrusage(unix.RUSAGE_SELF, &before)
-	testkit.Window(400 * time.Millisecond) // the window whose CPU use is measured
+	testkit.Window(400 * time.Millisecond) // a sleep: the window whose CPU use is measured
 	_ = unix.Getrusage(unix.RUSAGE_SELF, &after)
 	busy := time.Duration(after.Utime.Nano()+after.Stime.Nano()-before.Utime.Nano()-before.Stime.Nano()) * time.Nanosecond
 	restore()

@@ -48,7 +48,7 @@ func appHandler() handlerFunc {
 			case "/inline":
 				_ = w.WriteResponse(200, []httpmsg.Field{{Name: "Content-Type", Value: "text/plain"}}, []byte("inline ok"))
 			case "/slow":
-				testkit.Slow(500 * time.Millisecond) // the route is slow on purpose: other streams must not wait for it
+				testkit.Slow(500 * time.Millisecond) // a sleep: the route is slow on purpose, other streams must not wait for it
 				_ = w.WriteResponse(200, nil, []byte("slow"))
 			case "/big":
 				_ = w.WriteResponse(200, nil, big)
@@ -85,7 +85,7 @@ func appHandler() handlerFunc {
 				for i := range 5 {
 					_, _ = fmt.Fprintf(w, "event %d\n", i)
 					_ = w.Flush()
-					testkit.Slow(10 * time.Millisecond) // paces the stream's events so that each leaves in a frame of its own
+					testkit.Slow(10 * time.Millisecond) // a sleep: paces the stream's events so that each leaves in a frame of its own
 				}
 				_ = w.End([]httpmsg.Field{{Name: "X-Done", Value: "5"}})
 			default:

@@ -534,7 +534,7 @@ func TestContentLengthBody(t *testing.T) {
 							body, err := r.Body, error(nil)
 							if r.BodyReader != nil {
 								if !readEarly {
-									testkit.Slow(20 * time.Millisecond) // the whole body has come before the handler reads it, on purpose
+									testkit.Slow(20 * time.Millisecond) // a sleep: the whole body has come before the handler reads it
 								}
 								body, err = io.ReadAll(r.BodyReader)
 							}
@@ -550,7 +550,7 @@ func TestContentLengthBody(t *testing.T) {
 					}
 					for i, d := range tt.data {
 						if readEarly {
-							testkit.Slow(5 * time.Millisecond) // the handler waits for each DATA frame, on purpose
+							testkit.Slow(5 * time.Millisecond) // a sleep: the handler waits for each DATA frame
 						}
 						hs.send(frame.AppendData(nil, 1, i == len(tt.data)-1 && !tt.trailers, []byte(d)))
 					}

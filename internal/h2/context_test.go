@@ -86,7 +86,7 @@ func TestContextOutlivesRequest(t *testing.T) {
 								errs <- errors.New("Err changed after cancellation")
 								return
 							}
-							testkit.Slow(50 * time.Microsecond) // polls the context while the stream is reset, on purpose
+							testkit.Slow(50 * time.Microsecond) // a sleep: polls the context while the stream is reset
 						}
 					}()
 					_ = w.WriteResponse(200, nil, []byte("ok"))

@@ -63,7 +63,7 @@ func TestHandlerLimitQueues(t *testing.T) {
 	for id := uint32(1); id <= 19; id += 2 {
 		hs.send(frame.AppendHeaders(nil, id, true, true, hs.get("/")))
 	}
-	testkit.Window(50 * time.Millisecond) // the check is that no third handler starts, which has no event
+	testkit.Window(50 * time.Millisecond) // a sleep: the check is that no third handler starts, which has no event
 	if n := running.Load(); n != 2 {
 		t.Fatalf("%d handlers running, want 2", n)
 	}
@@ -442,7 +442,7 @@ func TestResetHandlersBounded(t *testing.T) {
 				}
 				hs.drain()
 			}
-			testkit.Window(20 * time.Millisecond) // every submitted handler starts, and the check is that no more than MAX_CONCURRENT_STREAMS do
+			testkit.Window(20 * time.Millisecond) // a sleep: every submitted handler starts, and the check is that no more than MAX_CONCURRENT_STREAMS do
 			if p := peak.Load(); p > mcs {
 				t.Fatalf("%d handlers ran at once, MAX_CONCURRENT_STREAMS %d", p, mcs)
 			}

@@ -156,7 +156,7 @@ func TestInPlaceHandlerLimit(t *testing.T) {
 	for running.Load() < 2 && time.Now().Before(deadline) {
 		hs.next(10 * time.Millisecond)
 	}
-	testkit.Window(50 * time.Millisecond) // the check is that no third handler starts, which has no event
+	testkit.Window(50 * time.Millisecond) // a sleep: the check is that no third handler starts, which has no event
 	hs.next(10 * time.Millisecond)
 	if n := running.Load(); n != 2 {
 		t.Fatalf("%d handlers running, want 2", n)

@@ -31,7 +31,7 @@ func TestPrefaceTimeout(t *testing.T) {
 	hs.send(frame.AppendSettings(nil)) // stops it
 	hs.expect(frame.TypeSettings, 0)
 	hs.expect(frame.TypeSettings, 0) // the ACK (WINDOW_UPDATE skipped)
-	testkit.Window(2 * timeout)      // the timeout passes with the preface complete, and nothing may fire
+	testkit.Window(2 * timeout)      // a sleep: the timeout passes with the preface complete, and nothing may fire
 	hs.send(frame.AppendHeaders(nil, 1, true, true, hs.get("/")))
 	if r := hs.response(1); r.status != "200" {
 		t.Fatalf("status %q", r.status)

@@ -26,7 +26,7 @@ func TestDirectRunDetachedKeepsInputError(t *testing.T) {
 			dr := c.(httpmsg.DirectRunner)
 			if !dr.RunDirect(fnTask(func() {
 				dr.Detach()                         // as a handler that flushes early does
-				testkit.Slow(20 * time.Millisecond) // a handler that answers later on purpose, after its Detach
+				testkit.Slow(20 * time.Millisecond) // a sleep: a handler that answers later, after its Detach
 				mu.Lock()
 				answer = []byte("answer")
 				mu.Unlock()

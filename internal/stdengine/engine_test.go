@@ -134,7 +134,7 @@ func TestWakeInterruptsRead(t *testing.T) {
 				data: func(p *proto, in []byte) (int, error) {
 					msg := append([]byte("echo:"), in...)
 					go func() { // a "worker"
-						testkit.Slow(50 * time.Millisecond) // a worker that answers later on purpose
+						testkit.Slow(50 * time.Millisecond) // a sleep: a worker that answers later
 						mu.Lock()
 						ready = append(ready, msg...)
 						mu.Unlock()
@@ -231,7 +231,6 @@ func TestUnconsumedInputStopsReading(t *testing.T) {
 		}}
 	})
 	c := dial(t, addr, false)
-	<-time.After(10 * time.Millisecond)
 	buf := make([]byte, 64<<10)
 	total := 0
 	_ = c.SetWriteDeadline(time.Now().Add(time.Second))

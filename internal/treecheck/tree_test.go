@@ -213,7 +213,7 @@ func isInternal(f string) bool {
 // reasonPending lists directories whose pauses do not say their reason yet:
 // they are counted, and each is logged instead of failed. A directory leaves
 // the list once its pauses say why (or are gone).
-var reasonPending = map[string]bool{"internal/epoll": true, "internal/h2": true, "internal/stdengine": true}
+var reasonPending = map[string]bool{}
 
 // maxSleeps bounds the pauses in the core module's tests: a new one must stand
 // for no condition a test could wait for, or replace another.
