@@ -8,13 +8,26 @@ import (
 
 // TestConformance runs the engine conformance suite on the std engine.
 func TestConformance(t *testing.T) {
-	enginetest.Run(t, func(o enginetest.Options) enginetest.Engine {
-		return New(Config{
-			Addr:              o.Addr,
-			Protocols:         o.Protocols,
-			ReadHeaderTimeout: o.ReadHeaderTimeout,
-			IdleTimeout:       o.IdleTimeout,
-			MaxBufferedInput:  o.MaxBufferedInput,
-		})
+	enginetest.Run(t, newConformanceEngine)
+}
+
+// newConformanceEngine builds the engine the conformance suite runs on.
+var newConformanceEngine enginetest.Factory = func(o enginetest.Options) enginetest.Engine {
+	return New(Config{
+		Addr:              o.Addr,
+		Protocols:         o.Protocols,
+		ReadHeaderTimeout: o.ReadHeaderTimeout,
+		IdleTimeout:       o.IdleTimeout,
+		MaxBufferedInput:  o.MaxBufferedInput,
 	})
+}
+
+// TestManyIdleConnections holds 10,000 idle connections at once, the
+// client in a child process (enginetest.RunManyIdle); -short runs 1,000 in
+// TestConformance instead.
+func TestManyIdleConnections(t *testing.T) {
+	if testing.Short() {
+		t.Skip("10,000 connections: not under -short")
+	}
+	enginetest.RunManyIdle(t, newConformanceEngine, 10000)
 }
