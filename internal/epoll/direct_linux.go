@@ -76,6 +76,10 @@ func (l *loop) takeOver() {
 		// leaves now, and reading goes on or pauses as the connection's state says.
 		l.owed = nil
 		c.settle()
+		// The protocol's OnWake follows a move (httpmsg.DirectRunner): what the
+		// run produced on the loop's behalf goes out now, not with the
+		// client's next input.
+		c.Wake()
 	}
 	l.serve()
 }

@@ -4,7 +4,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/celeris-dev/celeris/internal/directrun"
 	"github.com/celeris-dev/celeris/internal/httpmsg"
 )
 
@@ -35,13 +34,9 @@ import (
 // output produced in place before it goes out with the loop's next pass over
 // the connection). Lock order: d.mu before c.mu.
 //
-// The engine's watch moves the loop on, but does not enter the Conn: the
-// output of the run's earlier streams would wait in c.out for the blocked
-// handler (or the client's next frame). So runs are watched here too, by the
-// same rule (directrun: a run seen at two ticks of directrun.Period), and a
-// run that lasts gets a Wake of its connection, which detaches it (if the
-// engine has not yet) and makes the loop enter the Conn, end the run and hand
-// c.out over.
+// When the engine's watch moves the loop on, it runs OnWake
+// (httpmsg.DirectRunner), which enters the Conn, ends the run and hands over
+// the output of the run's earlier streams, waiting in c.out.
 //
 // Streams queued for a run are counted in c.handlers and running from the
 // moment they are queued, so MaxHandlersPerConn bounds handlers in place and on
@@ -69,30 +64,6 @@ type directState struct {
 	cur     *stream // the stream whose handler runs in place
 	gen     uint64  // runs ended by enter: a run of an older gen stops
 	placing bool    // the run frames another stream's output: no engine call
-
-	// The watch's words (directrun.Vars): the last run, the run at the
-	// watcher's previous tick, listed or not.
-	wstate, wtick atomic.Uint64
-	wlisted       atomic.Int32
-}
-
-// inPlaceWatch watches the direct runs of every Conn (directRun.Watch).
-var inPlaceWatch directrun.Watcher
-
-// vars are d's watch words.
-func (d *directState) vars() directrun.Vars {
-	return directrun.Vars{State: &d.wstate, AtTick: &d.wtick, Listed: &d.wlisted}
-}
-
-// Watch is the watcher's tick for c's runs (directrun.Owner): a run that
-// lasts gets a Wake (see above).
-func (r *directRun) Watch() bool {
-	c := (*Conn)(r)
-	detach, keep := c.d.vars().Tick()
-	if detach {
-		c.nc.Wake()
-	}
-	return keep
 }
 
 // runInPlace queues s for the direct run of this callback (asking for one if
@@ -122,8 +93,6 @@ func (c *Conn) runInPlace(s *stream) bool {
 func (r *directRun) Run() {
 	c := (*Conn)(r)
 	d := &c.d
-	v := d.vars()
-	run := v.Begin(&inPlaceWatch, r)
 	d.mu.Lock()
 	gen := d.gen
 	// Only endRun (gen) and leave (which makes this return) end the run.
@@ -148,7 +117,6 @@ func (r *directRun) Run() {
 			if wake {
 				c.nc.Wake()
 			}
-			v.End(run)
 			return
 		}
 		// Still the loop: finish as an inline handler's return does. From
@@ -173,7 +141,6 @@ func (r *directRun) Run() {
 		d.state.Store(dirNone)
 	}
 	d.mu.Unlock()
-	v.End(run)
 }
 
 // enter ends a direct run that may still hold the loop's state: every entry of

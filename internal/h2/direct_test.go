@@ -36,11 +36,15 @@ func (d *directConn) RunDirect(t httpmsg.Task) bool {
 
 func (d *directConn) Detach() {
 	d.mu.Lock()
-	if d.running {
+	moved := d.running
+	if moved {
 		d.running = false
 		close(d.detached)
 	}
 	d.mu.Unlock()
+	if moved {
+		d.fakeConn.Wake() // OnWake follows a move (httpmsg.DirectRunner)
+	}
 }
 
 func (d *directConn) Wake() {
@@ -150,8 +154,8 @@ func TestInPlaceHandlerLimit(t *testing.T) {
 		b = frame.AppendHeaders(b, id, true, true, hs.get("/"))
 	}
 	sendDirect(hs, dc, b)
-	// The run moved (the fake's watch); the Conn's own watch wakes it, and the
-	// stream queued behind the blocked one goes to a worker.
+	// The run moved (the fake's watch), which wakes the Conn, and the stream
+	// queued behind the blocked one goes to a worker.
 	deadline := time.Now().Add(5 * time.Second)
 	for running.Load() < 2 && time.Now().Before(deadline) {
 		hs.next(10 * time.Millisecond)

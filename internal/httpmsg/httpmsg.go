@@ -227,6 +227,9 @@ type Task interface {
 //     (the engine's watch: at most twice directrun.Period), so that a client
 //     that leaves is seen and cancels its context, and the loop's other
 //     connections are served.
+//   - Whenever the loop moves off t (a Wake, Detach, the watch), the protocol's
+//     OnWake runs on the loop's new goroutine soon after, so that what t
+//     produced on the loop's behalf before it moved goes out.
 //   - After t returns, the engine runs the protocol's OnWake for the connection:
 //     on the loop's goroutine at once when t was not detached, by a wake-up
 //     when it was. A run's final hand-off therefore needs no Wake (and should

@@ -130,10 +130,18 @@ func (c *conn) WriteOwned(b []byte) []byte {
 	return spare
 }
 
-// Wake makes the owner run OnWake soon (httpmsg.Conn); any goroutine. The first
-// wake-up since the owner last looked interrupts a pending Read by moving the read
-// deadline into the past, and leaves a token for an owner waiting without reading.
+// Wake makes the owner run OnWake soon (httpmsg.Conn); any goroutine. A Wake
+// while c's direct run is in progress detaches it (httpmsg.DirectRunner): the
+// owner is needed beside the run.
 func (c *conn) Wake() {
+	c.Detach()
+	c.wakeUp()
+}
+
+// wakeUp is Wake's signal. The first wake-up since the owner last looked
+// interrupts a pending Read by moving the read deadline into the past, and
+// leaves a token for an owner waiting without reading.
+func (c *conn) wakeUp() {
 	if c.woken.CompareAndSwap(false, true) {
 		select {
 		case c.wakeCh <- struct{}{}:

@@ -43,8 +43,16 @@ func (c *conn) RunDirect(t httpmsg.Task) bool {
 // goroutine; a no-op unless a direct run is in progress and not yet detached).
 func (c *conn) Detach() {
 	if c.vars().Detach() {
-		go c.run()
+		c.moved()
 	}
+}
+
+// moved starts the goroutine that owns c once its direct run was detached, and
+// has it run the protocol's OnWake first (httpmsg.DirectRunner): what the run
+// produced on the loop's behalf goes out now, not with the client's next input.
+func (c *conn) moved() {
+	go c.run()
+	c.wakeUp()
 }
 
 // Watch is the watcher's tick for c (directrun.Owner): a run that was in
@@ -53,7 +61,7 @@ func (c *conn) Detach() {
 func (c *conn) Watch() bool {
 	detach, keep := c.vars().Tick()
 	if detach {
-		go c.run()
+		c.moved()
 	}
 	return keep
 }
@@ -70,6 +78,6 @@ func (c *conn) runDirect(t httpmsg.Task) bool {
 		c.woken.Store(true)
 		return true
 	}
-	c.Wake()
+	c.wakeUp() // the run's final hand-off, for the new owner
 	return false
 }

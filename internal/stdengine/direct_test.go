@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -70,3 +71,42 @@ func TestDirectRunDetachedKeepsInputError(t *testing.T) {
 type fnTask func()
 
 func (f fnTask) Run() { f() }
+
+// The loop moving off a direct run runs the protocol's OnWake on the new
+// owner (httpmsg.DirectRunner), while the run still blocks: by a Wake of the
+// running connection, which detaches the run before it returns, and by the
+// watch.
+func TestDirectRunMoveWakesProtocol(t *testing.T) {
+	for _, how := range []string{"wake", "watch"} {
+		t.Run(how, func(t *testing.T) {
+			release := make(chan struct{})
+			defer close(release)
+			var wakes atomic.Int32
+			stillRunning := make(chan bool, 1)
+			addr := start(t, Config{}, func(c httpmsg.Conn) *proto {
+				p := &proto{c: c, closed: make(chan error, 1)}
+				p.data = func(p *proto, in []byte) (int, error) {
+					p.busy.Store(true)
+					c.(httpmsg.DirectRunner).RunDirect(fnTask(func() {
+						if how == "wake" {
+							c.Wake()
+							stillRunning <- c.(*conn).vars().Running()
+						}
+						<-release
+					}))
+					return len(in), nil
+				}
+				p.wake = func(*proto) error { wakes.Add(1); return nil }
+				return p
+			})
+			nc := dial(t, addr, false)
+			if _, err := nc.Write([]byte("x")); err != nil {
+				t.Fatal(err)
+			}
+			if how == "wake" && <-stillRunning {
+				t.Fatal("a Wake from the direct run left it running: the loop waits for it")
+			}
+			testkit.Wait(t, "OnWake while the run blocks", func() bool { return wakes.Load() > 0 })
+		})
+	}
+}
