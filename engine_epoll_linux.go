@@ -24,7 +24,7 @@ func (s *Server) newEpollEngine(addr string, p protoselect.Protocols, ln net.Lis
 		Logger:            s.logger,
 		Protocols:         p,
 		PeekWindow:        s.peekWindow(),
-		Direct:            s.cfg.RunInPlace,
+		Direct:            !s.cfg.HandlersOnWorkers,
 	}
 	if ln != nil {
 		tl, ok := ln.(*net.TCPListener)

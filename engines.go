@@ -121,6 +121,9 @@ func (s *Server) newEngines(certFile, keyFile string, tlsOnly bool) error {
 			if !epollAvailable {
 				return fmt.Errorf("celeris: the epoll engine is not available on %s", runtime.GOOS)
 			}
+			// A handler in place holds a loop many connections share: its
+			// route learns whether it waits (Config.HandlersOnWorkers).
+			s.h1cfg.LearnInPlace = !s.cfg.HandlersOnWorkers
 			eng, err := s.newEpollEngine(s.cfg.Addr, s.plainProtocols(), ln)
 			if err != nil {
 				return err

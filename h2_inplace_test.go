@@ -221,7 +221,7 @@ func TestH2InPlaceBlockedHandlerServesOthers(t *testing.T) {
 	inPlaceEngines(t, func(t *testing.T) {
 		started := make(chan string, 4)
 		release := make(chan struct{})
-		_, addr := startServer(t, Config{RunInPlace: true}, inPlaceRoutes(started, release))
+		_, addr := startServer(t, Config{}, inPlaceRoutes(started, release))
 		p := dialH2(t, addr)
 		p.get(1, "/block")
 		select {
@@ -255,7 +255,7 @@ func TestH2InPlaceBlockedAfterAnswered(t *testing.T) {
 	inPlaceEngines(t, func(t *testing.T) {
 		started := make(chan string, 4)
 		release := make(chan struct{})
-		_, addr := startServer(t, Config{RunInPlace: true}, inPlaceRoutes(started, release))
+		_, addr := startServer(t, Config{}, inPlaceRoutes(started, release))
 		p := dialH2(t, addr)
 		p.handshake()
 		p.gets("/fast", "/block")
@@ -291,7 +291,7 @@ func TestH2InPlaceFlowControlBlocked(t *testing.T) {
 	t.Parallel()
 	inPlaceEngines(t, func(t *testing.T) {
 		wrote := make(chan int, 1)
-		_, addr := startServer(t, Config{RunInPlace: true}, func(s *Server) {
+		_, addr := startServer(t, Config{}, func(s *Server) {
 			s.GET("/big", func(c *Context) error {
 				w, err := c.Stream(http.StatusOK, "application/octet-stream")
 				if err != nil {
@@ -346,7 +346,7 @@ func TestH2InPlaceFlushArrives(t *testing.T) {
 	inPlaceEngines(t, func(t *testing.T) {
 		release := make(chan struct{})
 		defer close(release)
-		_, addr := startServer(t, Config{RunInPlace: true}, func(s *Server) {
+		_, addr := startServer(t, Config{}, func(s *Server) {
 			s.GET("/sse", func(c *Context) error {
 				w, err := c.Stream(http.StatusOK, "text/event-stream")
 				if err != nil {
@@ -387,7 +387,7 @@ func TestH2InPlaceResetCancels(t *testing.T) {
 	inPlaceEngines(t, func(t *testing.T) {
 		started := make(chan struct{}, 1)
 		canceled := make(chan bool, 1)
-		_, addr := startServer(t, Config{RunInPlace: true}, func(s *Server) {
+		_, addr := startServer(t, Config{}, func(s *Server) {
 			s.GET("/wait", func(c *Context) error {
 				started <- struct{}{}
 				canceled <- waitDone(c.Context().Done())
@@ -422,7 +422,7 @@ func TestH2InPlaceTLS(t *testing.T) {
 	t.Parallel()
 	started := make(chan string, 4)
 	release := make(chan struct{})
-	_, _, secure := startTLSServer(t, Config{RunInPlace: true}, inPlaceRoutes(started, release))
+	_, _, secure := startTLSServer(t, Config{}, inPlaceRoutes(started, release))
 	c := tlsClient(t, true)
 	blocked := make(chan string, 1)
 	go func() {

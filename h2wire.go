@@ -21,7 +21,7 @@ func (s *Server) configureH2() {
 		// serve it (xconnect.go).
 		EnableConnectProtocol: s.extendedConnect(),
 		Logger:                s.logger,
-		InPlace:               s.cfg.RunInPlace,
+		InPlace:               !s.cfg.HandlersOnWorkers,
 	}
 	if s.cfg.RefusalHeader != nil {
 		s.h2cfg.RefusalFields = s.refusalFields

@@ -1,6 +1,10 @@
 package celeris
 
-import "net/http"
+import (
+	"net/http"
+
+	"github.com/celeris-dev/celeris/internal/directrun"
+)
 
 // HandlerFunc handles a request. A returned error goes to the server's ErrorHandler.
 type HandlerFunc func(c *Context) error
@@ -22,6 +26,10 @@ type Route struct {
 	// unmarkedLogged is 1 once a WebSocket switch on this unmarked route was
 	// logged (warnUnmarkedTunnel).
 	unmarkedLogged uint32
+
+	// inPlace is what the route's handler showed when it ran in place: whether
+	// it waits, and its requests go to workers (Config.HandlersOnWorkers).
+	inPlace directrun.Record
 }
 
 // Inline marks the route to run on the connection's event loop instead of a worker

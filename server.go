@@ -14,6 +14,7 @@
 package celeris
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -27,6 +28,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/celeris-dev/celeris/internal/directrun"
 	"github.com/celeris-dev/celeris/internal/h1"
 	"github.com/celeris-dev/celeris/internal/h2"
 	"github.com/celeris-dev/celeris/internal/httpmsg"
@@ -131,15 +133,26 @@ type Config struct {
 	// streamed uploads take workers.
 	MaxWorkers int
 
-	// RunInPlace runs handlers that are not Inline where their request was
-	// read first (the epoll engine's loop; the std engine's connection
-	// goroutine for HTTP/2 streams), and moves one to a worker once it needs
-	// the loop or runs past the watch period (5 to 10 ms): no hand-off to a
-	// worker and back per request (docs/BENCHMARKS.md §3). A handler that
-	// waits on I/O holds its loop, with every connection on it, until it
-	// moves, so handlers that block lose most of their concurrency: for
-	// services whose handlers rarely wait. [false]
-	RunInPlace bool
+	// HandlersOnWorkers runs every handler that is not Inline on a worker
+	// goroutine. Off (the default), such a handler runs in place first, where
+	// its request was read (the epoll engine's loop; for HTTP/2 streams, the
+	// std engine's connection goroutine too): no hand-off to a worker and back
+	// per request. Its route learns whether it waits: once the loop had to
+	// move off a run of it (it streamed, hijacked, flushed, or ran past the
+	// engine's watch, 5 to 10 ms), or its runs that held the loop longer than
+	// InPlaceThreshold outnumber its quick ones by 8, the route's requests go
+	// to workers from then on, where their waits overlap
+	// (docs/ARCHITECTURE.md, "Handlers in place"). Until then each wait stalls
+	// the other connections of its loop: a route that waits costs them a few
+	// waits once. [false]
+	HandlersOnWorkers bool
+
+	// InPlaceThreshold is how long a handler may hold the loop it runs in
+	// place before the run counts as slow (HandlersOnWorkers). The default is
+	// the Go scheduler's own threshold for taking a processor from a goroutine
+	// blocked in a system call; a handler whose work alone takes longer gains
+	// little in place. [20µs]
+	InPlaceThreshold time.Duration
 
 	ErrorHandler ErrorHandler // maps handler errors to responses [DefaultErrorHandler]
 	Logger       *slog.Logger // cold-path logging [slog.Default()]
@@ -229,6 +242,9 @@ type Server struct {
 	maxMethod             int    // the longest method of a route (or OPTIONS)
 	frozen                bool
 	customErrors          bool // Config.ErrorHandler is the user's (it may block)
+	// What handlers in place showed (Route.inPlace) for requests no route
+	// takes: Pre middleware's, and the answers without a route (404, 405).
+	preInPlace, otherInPlace directrun.Record
 	counters
 	refusalPanicked     atomic.Bool // RefusalHeader panicked (logged once)
 	refusalBodyPanicked atomic.Bool // RefusalBody panicked (logged once)
@@ -351,6 +367,11 @@ func (s *Server) start(certFile, keyFile string, tlsOnly bool) error {
 	s.pool = work.NewPool(s.cfg.MaxWorkers, 10*time.Second)
 	s.h1cfg.Pool = s.pool
 	s.configureH2()
+	if !s.cfg.HandlersOnWorkers {
+		directrun.Calibrate()
+		slow := directrun.SlowTicks(cmp.Or(s.cfg.InPlaceThreshold, directrun.DefaultSlow))
+		s.h1cfg.SlowTicks, s.h1tls.SlowTicks, s.h2cfg.SlowTicks = slow, slow, slow
+	}
 	err := s.adopt(tlsOnly) // inherited sockets (activation.go)
 	if err == nil {
 		err = s.newEngines(certFile, keyFile, tlsOnly)
@@ -541,12 +562,15 @@ func (h *serverHandler) Prepare(req *httpmsg.Request) bool {
 	c.req = req
 	req.Route = c
 	if s.preFinal != nil {
+		req.InPlace = &s.preInPlace
 		return false // Pre middleware is user code: it runs on a worker
 	}
 	s.lookup(c)
 	if c.route != nil {
+		req.InPlace = &c.route.inPlace
 		return c.route.inline && c.req.Method != http.MethodConnect // a tunnel blocks (tunnel.go)
 	}
+	req.InPlace = &s.otherInPlace
 	// The built-in 404 and 405 answers (DefaultErrorHandler's) never block; user
 	// middleware or a user error handler might, so they run on a worker like any
 	// route that is not Inline.

@@ -11,6 +11,7 @@
 #   BARE=1 bench/scripts/slices.sh           # adds the demo without middleware (-bare)
 #   OPT=1 bench/scripts/slices.sh            # adds the demo built with -tags "poll_opt gc_opt"
 #   FLOOR=1 bench/scripts/slices.sh          # adds bench/cmd/floor on gnet and on net
+#   WORKERS=1 bench/scripts/slices.sh        # adds the demo with every handler on workers
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 BIN=$(OUT=${OUT:-/tmp/celeris-bench-bin} "$here/build.sh")
@@ -22,6 +23,9 @@ if [ "${BARE:-0}" = 1 ]; then
 fi
 if [ "${OPT:-0}" = 1 ]; then
   specs+=("celeris-opt=$BIN/demo-opt" "celeris-opt-inline=$BIN/demo-opt -inline")
+fi
+if [ "${WORKERS:-0}" = 1 ]; then
+  specs+=("celeris-workers=$BIN/demo -workers")
 fi
 if [ "${FLOOR:-0}" = 1 ]; then
   specs+=("floor-gnet=$BIN/floor -engine gnet" "floor-net=$BIN/floor -engine net")

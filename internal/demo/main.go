@@ -42,7 +42,8 @@ const (
 func Main(enableH3 func(s *celeris.Server)) {
 	addr := flag.String("addr", ":8080", "listen address")
 	inline := flag.Bool("inline", false, "run /bench, /json and /users/:id/posts/:postId inline on the event loops")
-	inPlace := flag.Bool("inplace", false, "run handlers that are not inline in place first, moving them to a worker when they wait (Config.RunInPlace)")
+	workers := flag.Bool("workers", false, "run every handler that is not inline on a worker (Config.HandlersOnWorkers; default: in place first, on workers once its route was seen to wait)")
+	inPlaceThreshold := flag.Duration("inplace-threshold", 0, "how long a handler may hold its loop in place before the run counts as slow (Config.InPlaceThreshold; 0: 20µs)")
 	loops := flag.Int("loops", 0, "event loops (0: one per CPU)")
 	bare := flag.Bool("bare", false, "benchmark mode: the routes without the demo's middleware (request id, CORS, metrics, /json compression) and without /metrics, like the peers of the benchmark suite")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile to this file until shutdown")
@@ -72,7 +73,7 @@ func Main(enableH3 func(s *celeris.Server)) {
 		// the inherited listener, else on a port of the system's choosing).
 		*tlsAddr = ":0"
 	}
-	s, err := newServerWith(options{addr: *addr, loops: *loops, inline: *inline, bare: *bare, inPlace: *inPlace,
+	s, err := newServerWith(options{addr: *addr, loops: *loops, inline: *inline, bare: *bare, workers: *workers, inPlaceThreshold: *inPlaceThreshold,
 		engine: *engine, tlsAddr: *tlsAddr, tlsCert: *tlsCert, tlsKey: *tlsKey})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -124,7 +125,8 @@ func newServer(addr string, loops int, inline, bare bool) *celeris.Server {
 type options struct {
 	addr                     string
 	loops                    int
-	inline, bare, inPlace    bool
+	inline, bare, workers    bool
+	inPlaceThreshold         time.Duration
 	engine                   string // "", "gnet", "epoll" or "std"
 	tlsAddr, tlsCert, tlsKey string
 }
@@ -134,7 +136,8 @@ func newServerWith(o options) (*celeris.Server, error) {
 	cfg := celeris.Config{
 		Addr:               o.addr,
 		EventLoops:         o.loops,
-		RunInPlace:         o.inPlace,
+		HandlersOnWorkers:  o.workers,
+		InPlaceThreshold:   o.inPlaceThreshold,
 		MaxRequestBodySize: maxUpload,
 		Engine:             celeris.Engine(o.engine),
 		TLSAddr:            o.tlsAddr,

@@ -52,7 +52,7 @@ func (c *conn) Detach() {
 // goroutine).
 func (l *loop) detach() {
 	if l.dv.Detach() {
-		go l.takeOver()
+		l.moved()
 	}
 }
 
@@ -60,9 +60,20 @@ func (l *loop) detach() {
 func (l *loop) Watch() bool {
 	detach, keep := l.dv.Tick()
 	if detach {
-		go l.takeOver()
+		l.moved()
 	}
 	return keep
+}
+
+// moved is the move of the run in progress, by the goroutine that detached it:
+// the task learns of it (httpmsg.MoveObserver), then a new goroutine takes the
+// loop over. Until then nobody else touches l.runTask: the run's goroutine
+// has let the loop go, and the next run's owner does not exist yet.
+func (l *loop) moved() {
+	if o, ok := l.runTask.(httpmsg.MoveObserver); ok {
+		o.Moved()
+	}
+	go l.takeOver()
 }
 
 // takeOver is the goroutine a detached run's loop moves to.
@@ -92,6 +103,7 @@ func (l *loop) runDirect() bool {
 	for l.direct != nil {
 		t, c := l.direct, l.directConn
 		l.direct, l.directConn, l.owed = nil, nil, c
+		l.runTask = t
 		s := directrun.Start(&l.dstate) // l.dv.Begin, inlined
 		if l.watchState.Load() == directrun.Unlisted {
 			l.dv.List(&l.e.watch, l)
@@ -104,7 +116,7 @@ func (l *loop) runDirect() bool {
 			return false
 		}
 		l.running.Store(-1)
-		l.owed = nil
+		l.owed, l.runTask = nil, nil
 		// The run's wake-up, now (httpmsg.DirectRunner): its answer goes out
 		// in this event's write. No Wake was queued for it (the protocol's
 		// final hand-off wakes nobody); one queued meanwhile stays, and finds

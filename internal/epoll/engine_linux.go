@@ -54,8 +54,9 @@ type Config struct {
 	// Direct: the engine runs handlers in place (httpmsg.DirectRunner) when a
 	// protocol asks; otherwise RunDirect refuses and handlers go to workers.
 	// A handler in place holds its loop until it returns or moves (the watch:
-	// one to two directrun.Periods), so handlers that wait on I/O lose their
-	// concurrency: opt-in (celeris.Config.RunInPlace).
+	// one to two directrun.Periods); the protocols send the handlers seen to
+	// wait to workers (httpmsg.Request.InPlace; celeris.Config.HandlersOnWorkers
+	// turns runs in place off).
 	Direct bool
 }
 

@@ -53,6 +53,7 @@ type loop struct {
 	directOK   bool          // a callback that may ask for a direct run is in progress
 	direct     httpmsg.Task  // the run asked for during the current callback
 	directConn *conn         // whose protocol asked for direct
+	runTask    httpmsg.Task  // the run in progress: set before its start, read by whoever moves it
 	running    atomic.Int32  // the descriptor of the connection whose run is in progress, else -1
 	owed       *conn         // the connection of the run in progress: its settle is owed
 	dstate     atomic.Uint64 // directrun.State of the last run

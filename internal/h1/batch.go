@@ -1,6 +1,7 @@
 package h1
 
 import (
+	"github.com/celeris-dev/celeris/internal/directrun"
 	"github.com/celeris-dev/celeris/internal/httpmsg"
 )
 
@@ -57,7 +58,8 @@ func (cn *Conn) enqueue(ex *exchange) {
 // to the pool.
 func (cn *Conn) submit() {
 	cn.busy = true
-	cn.direct = cn.dr != nil && cn.streamEx == nil && cn.dr.RunDirect(&cn.task)
+	cn.direct = cn.dr != nil && cn.streamEx == nil && (!cn.cfg.LearnInPlace || cn.batchInPlace()) &&
+		cn.dr.RunDirect(&cn.task)
 	if cn.direct {
 		return
 	}
@@ -140,6 +142,17 @@ func (cn *Conn) finishBatch() (closeConn bool) {
 	return closeConn
 }
 
+// batchInPlace reports whether every request of the batch may run in place:
+// no route of theirs was seen to wait (Request.InPlace).
+func (cn *Conn) batchInPlace() bool {
+	for _, ex := range cn.batch {
+		if !ex.msg.InPlace.InPlace() {
+			return false
+		}
+	}
+	return true
+}
+
 // handOff moves bytes produced on a worker to the loop. done marks the batch finished.
 // A direct batch's final hand-off wakes nobody: the engine runs OnWake once the
 // batch returns (httpmsg.DirectRunner); any other hand-off wakes the loop, which
@@ -186,6 +199,16 @@ type batchTask struct {
 	buf  []byte // owned by the worker while it runs
 }
 
+// Moved records that the loop moved off the batch run in place
+// (httpmsg.MoveObserver): its routes' handlers wait (Request.InPlace), and
+// their requests go to workers from now on. The batch is this run's until its
+// final hand-off, and the loop's new owner starts only after this returns.
+func (t *batchTask) Moved() {
+	for _, ex := range t.conn.batch {
+		ex.msg.InPlace.Moved()
+	}
+}
+
 // Run serves each exchange of the batch and hands the bytes back once.
 func (t *batchTask) Run() {
 	cn := t.conn
@@ -193,10 +216,18 @@ func (t *batchTask) Run() {
 	if g != nil {
 		g.Add(n)
 	}
+	learn := cn.direct && cn.cfg.LearnInPlace
 	for i, ex := range cn.batch {
 		ex.out = &t.buf
 		ex.msg.Counted = g != nil
-		ex.serve(cn.cfg.Handler)
+		if learn {
+			// Timed in place, for the route's record (Request.InPlace).
+			t0 := directrun.Ticks()
+			ex.serve(cn.cfg.Handler)
+			ex.msg.InPlace.Ran(t0, directrun.Ticks(), cn.cfg.SlowTicks)
+		} else {
+			ex.serve(cn.cfg.Handler)
+		}
 		if !ex.keepAlive {
 			break
 		}

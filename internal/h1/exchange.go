@@ -187,7 +187,7 @@ func (ex *exchange) resetMsg() {
 	httpmsg.ClearFields(m.Trailer)
 	m.Header, m.Trailer = hdr, m.Trailer[:0]
 	m.Body, m.BodyReader, m.StreamID = nil, nil, 0
-	m.Route, m.Counted, m.KeepsSpare, m.MoveToWorker = nil, false, true, false
+	m.Route, m.InPlace, m.Counted, m.KeepsSpare, m.MoveToWorker = nil, nil, false, true, false
 }
 
 // keptBytes is the capacity of the buffers ex keeps for reuse (after release).

@@ -41,6 +41,17 @@ type ServerConfig struct {
 	// length when it starts and subtracts it when it ends, and its requests are
 	// marked Counted. (Inline requests are the Handler's to count.)
 	Active *atomic.Int64
+	// LearnInPlace: the engine's direct runs (httpmsg.DirectRunner) hold a
+	// loop that many connections share. A batch with a request whose route's
+	// record says its handler waits (Request.InPlace) goes to a worker, and
+	// each request run in place is timed and recorded there (Ran, against
+	// SlowTicks). Without it every batch runs in place where the engine can
+	// (on the std engine: the connection's own goroutine, which no other
+	// connection waits for).
+	LearnInPlace bool
+	// SlowTicks: a request that holds the loop longer than this
+	// (directrun.Ticks) is a slow run of its route's handler.
+	SlowTicks int64
 }
 
 // ErrConnClosed is returned to a streaming handler whose client went away.

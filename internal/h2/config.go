@@ -60,8 +60,14 @@ type Config struct {
 
 	// InPlace: a stream whose handler would go to a worker runs in place when
 	// the engine can (httpmsg.DirectRunner; direct.go) and moves to a worker
-	// once it waits. Off, every such handler goes to a worker.
+	// once it waits. Off, every such handler goes to a worker. A stream whose
+	// route's record says its handler waits (Request.InPlace) goes to a
+	// worker, and every stream run in place is timed and recorded there
+	// (directrun.Record.Ran, against SlowTicks).
 	InPlace bool
+	// SlowTicks: a handler in place that holds the loop longer than this
+	// (directrun.Ticks) is a slow run of its route's handler.
+	SlowTicks int64
 	// StreamGauge, when set, counts the open streams of every connection using
 	// this Config (for metrics).
 	StreamGauge *atomic.Int64

@@ -4,6 +4,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/celeris-dev/celeris/internal/directrun"
 	"github.com/celeris-dev/celeris/internal/httpmsg"
 )
 
@@ -64,13 +65,17 @@ type directState struct {
 	cur     *stream // the stream whose handler runs in place
 	gen     uint64  // runs ended by enter: a run of an older gen stops
 	placing bool    // the run frames another stream's output: no engine call
+	// rec is the record of the stream whose handler runs in place, for Moved
+	// (any goroutine).
+	rec atomic.Pointer[directrun.Record]
 }
 
 // runInPlace queues s for the direct run of this callback (asking for one if
 // none is asked yet) and reports whether it did. Loop, from dispatch.
 func (c *Conn) runInPlace(s *stream) bool {
 	d := &c.d
-	if d.dr == nil || !d.inData || !s.remoteDone || s.tunnel || c.heldBack || len(c.sendq) > 0 {
+	if d.dr == nil || !d.inData || !s.remoteDone || s.tunnel || c.heldBack || len(c.sendq) > 0 ||
+		!s.req.InPlace.InPlace() {
 		return false
 	}
 	switch d.state.Load() {
@@ -89,6 +94,11 @@ func (c *Conn) runInPlace(s *stream) bool {
 	return true
 }
 
+// Moved records that the loop moved off the handler in place
+// (httpmsg.MoveObserver): its route's handler waits (Request.InPlace), and its
+// requests go to workers from now on.
+func (r *directRun) Moved() { r.d.rec.Load().Moved() }
+
 // Run serves the queued streams in place (the engine's goroutine for the loop).
 func (r *directRun) Run() {
 	c := (*Conn)(r)
@@ -102,8 +112,12 @@ func (r *directRun) Run() {
 		d.dqi++
 		s.inPlace = true
 		d.cur = s
+		rec := s.req.InPlace
+		d.rec.Store(rec)
 		d.mu.Unlock()
+		t0 := directrun.Ticks()
 		c.h.Serve(&s.req, s)
+		rec.Ran(t0, directrun.Ticks(), c.cfg.SlowTicks)
 		d.mu.Lock()
 		if !s.inPlace {
 			// A worker's now: the loop runs elsewhere and owns d.dq again.

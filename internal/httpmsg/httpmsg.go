@@ -33,6 +33,7 @@ import (
 	"net"
 
 	"github.com/celeris-dev/celeris/httpfield"
+	"github.com/celeris-dev/celeris/internal/directrun"
 )
 
 // ErrUpgrade is returned by Proto.OnData when the connection switches protocol
@@ -93,6 +94,13 @@ type Request struct {
 
 	// Route is opaque state the Handler stores in Prepare for Serve to use.
 	Route any
+
+	// InPlace is the record of the request's route (directrun.Record), which
+	// Prepare points here: a protocol whose engine runs handlers in place
+	// (DirectRunner) runs the request on a worker when it says the handler
+	// waits, and tells it how a run in place went (Moved, Ran). nil: nothing is
+	// learnt, and the request may run in place.
+	InPlace *directrun.Record
 
 	// MoveToWorker is set by Serve, on the event loop, when it recorded a
 	// response that would have to wait for the client (see LoopWriter) instead
@@ -238,6 +246,14 @@ type DirectRunner interface {
 	RunDirect(t Task) bool
 	// Detach is a no-op when t is not running directly (or was detached).
 	Detach()
+}
+
+// MoveObserver is implemented by a Task that learns from its runs in place
+// (Request.InPlace): when the loop moves off a direct run of it (a Wake,
+// Detach, the watch), the engine calls Moved once, from the goroutine that
+// moved it, before the loop goes on in another goroutine.
+type MoveObserver interface {
+	Moved()
 }
 
 // Handler is what the framework gives a protocol.

@@ -96,6 +96,7 @@ type conn struct {
 	// Direct runs (direct.go): a task the protocol asked the owner to run itself,
 	// the state of the one running, and its watch.
 	direct       httpmsg.Task
+	runTask      httpmsg.Task  // the direct run in progress: set before its start, read by whoever moves it
 	dstate       atomic.Uint64 // the last direct run's number<<2 | directIdle, directRunning or directMoved
 	dstateAtTick atomic.Uint64 // dstate at the watcher's previous tick
 	watchState   atomic.Int32  // watchUnlisted, watchListed: listed with the engine's watcher

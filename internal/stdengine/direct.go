@@ -51,6 +51,10 @@ func (c *conn) Detach() {
 // has it run the protocol's OnWake first (httpmsg.DirectRunner): what the run
 // produced on the loop's behalf goes out now, not with the client's next input.
 func (c *conn) moved() {
+	// The task learns of it (httpmsg.MoveObserver) before anyone else owns c.
+	if o, ok := c.runTask.(httpmsg.MoveObserver); ok {
+		o.Moved()
+	}
 	go c.run()
 	c.wakeUp()
 }
@@ -72,9 +76,11 @@ func (c *conn) Watch() bool {
 // goroutine's next turn when t ended here, by a wake-up when it detached.
 func (c *conn) runDirect(t httpmsg.Task) bool {
 	v := c.vars()
+	c.runTask = t
 	s := v.Begin(&c.eng.watch, c)
 	t.Run()
 	if v.End(s) {
+		c.runTask = nil
 		c.woken.Store(true)
 		return true
 	}
