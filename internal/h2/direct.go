@@ -103,6 +103,7 @@ func (r *directRun) Moved() { r.d.rec.Load().Moved() }
 func (r *directRun) Run() {
 	c := (*Conn)(r)
 	d := &c.d
+	t0 := directrun.Ticks()
 	d.mu.Lock()
 	gen := d.gen
 	// Only endRun (gen) and leave (which makes this return) end the run.
@@ -115,9 +116,12 @@ func (r *directRun) Run() {
 		rec := s.req.InPlace
 		d.rec.Store(rec)
 		d.mu.Unlock()
-		t0 := directrun.Ticks()
 		c.h.Serve(&s.req, s)
-		rec.Ran(t0, directrun.Ticks(), c.cfg.SlowTicks)
+		// Timed from the end of the previous stream's (or the run's start):
+		// one clock read per stream.
+		t1 := directrun.Ticks()
+		rec.Ran(t0, t1, c.cfg.SlowTicks)
+		t0 = t1
 		d.mu.Lock()
 		if !s.inPlace {
 			// A worker's now: the loop runs elsewhere and owns d.dq again.
