@@ -2,6 +2,7 @@
 # h2c against net/http (docs/BENCHMARKS.md §3): the server pinned to CPU 0 with GOMAXPROCS=1,
 # h2load -t1 -c16 -m32 pinned to CPU 1, requests per server CPU-second against
 # net/http's h2c server (http.Protocols UnencryptedHTTP2) with the same handlers.
+# BARE=1 adds the demo without middleware; WORKERS=1 the demo with -workers.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 BIN=$(OUT=${OUT:-/tmp/celeris-bench-bin} "$here/build.sh")
@@ -30,6 +31,10 @@ run() {
 run nethttp "$BIN/peer" -framework nethttp -addr 127.0.0.1:$PORT
 run celeris "$BIN/demo" -addr 127.0.0.1:$PORT
 run celeris-inline "$BIN/demo" -addr 127.0.0.1:$PORT -inline
+if [ "${WORKERS:-0}" = 1 ]; then
+  # Every handler on a worker (Config.HandlersOnWorkers), against the default's in place.
+  run celeris-workers "$BIN/demo" -addr 127.0.0.1:$PORT -workers
+fi
 if [ "${BARE:-0}" = 1 ]; then
   # The demo without its middleware (request id, CORS, metrics, gzip), like the peer.
   run celeris-bare "$BIN/demo" -addr 127.0.0.1:$PORT -bare
