@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 
+	"github.com/celeris-dev/celeris/internal/conncore"
 	"github.com/celeris-dev/celeris/internal/httpmsg"
 )
 
@@ -15,10 +16,12 @@ import (
 // same httpmsg.Proto that serves an HTTP/1.1 connection after 101; here its
 // transport is the stream, driven by the handler's goroutine:
 //
-//   - tunnel.run is the tunnel's loop: it calls the protocol's OnData with what
-//     the body reader delivered, OnWake when the protocol's writers asked for it,
-//     and hands what the protocol wrote to the stream's ResponseWriter (Write and
-//     Flush), whose flow control blocks it when the client does not read.
+//   - tunnel.run is the tunnel's loop, an engine of the connection's
+//     conncore.Core, as the event loops are: it feeds the protocol what the body
+//     reader delivered, wakes it when its writers asked, tells it of a drain
+//     once, and hands what the protocol wrote to the stream's ResponseWriter
+//     (Write and Flush), whose flow control blocks it when the client does not
+//     read.
 //   - a reader goroutine reads the request body into chunks for it (the body
 //     reader blocks), one chunk at a time, so a protocol that stops consuming
 //     stops the reads, and HTTP/2 flow control stops the client.
@@ -70,7 +73,7 @@ func (c *Context) runTunnel(header []httpmsg.Field, p func(httpmsg.Conn) httpmsg
 		data:   make(chan []byte),
 		done:   make(chan struct{}),
 	}
-	t.proto = p(t)
+	t.core = conncore.NewFixed(t, p(t))
 	t.run(c)
 	return nil
 }
@@ -82,10 +85,12 @@ type tunnel struct {
 	w      httpmsg.ResponseWriter
 	body   io.Reader
 	remote net.Addr
-	proto  httpmsg.Proto
+	// core applies the per-connection rules to the protocol, as an engine's
+	// does (internal/conncore: feeding, wake-ups, the drain once, the close
+	// and OnClose once); the tunnel's goroutine only.
+	core *conncore.Core
 
-	out     []byte // what the protocol wrote in this step (the tunnel's goroutine only)
-	closing bool   // the protocol asked to close (the tunnel's goroutine only)
+	out []byte // what the protocol wrote in this step (the tunnel's goroutine only)
 
 	wake  chan struct{} // a token per coalesced wake-up
 	data  chan []byte   // chunks of the request body; closed at its end
@@ -105,7 +110,7 @@ func (t *tunnel) Wake() {
 }
 
 // Close ends the tunnel once its output is written (httpmsg.Conn).
-func (t *tunnel) Close() { t.closing = true }
+func (t *tunnel) Close() { t.core.Close() }
 
 // RemoteAddr is the client's address (httpmsg.Conn).
 func (t *tunnel) RemoteAddr() net.Addr { return t.remote }
@@ -130,16 +135,16 @@ func (t *tunnel) read() {
 	}
 }
 
-// run is the tunnel's loop (the handler's goroutine).
+// run is the tunnel's loop (the handler's goroutine), the engine of the
+// tunnel's conncore.Core.
 func (t *tunnel) run(c *Context) {
 	defer close(t.done)
 	go t.read()
 	var in []byte // unconsumed input
 	ctx := c.Context()
 	shutdown := c.ShuttingDown()
-	drained := false
 	var closeErr error
-	for !t.closing {
+	for !t.core.Closing() {
 		data := t.data
 		if len(in) >= 1<<20 {
 			data = nil // the protocol is not consuming: stop reading the client
@@ -151,43 +156,40 @@ func (t *tunnel) run(c *Context) {
 				if errors.Is(closeErr, io.EOF) {
 					closeErr = nil // END_STREAM: the client's side of the tunnel ended
 				}
-				t.closing = true
+				// WebSocket cannot serve past the end of its input: what it
+				// wrote goes out, then the tunnel closes.
+				t.core.EndOfInput(len(t.out))
+				t.core.Close()
 				break
 			}
 			in = append(in, b...)
 		case <-t.wake:
-			if err := t.proto.OnWake(); err != nil {
-				t.closing = true
-			}
+			t.core.Wake()
 		case <-shutdown:
 			shutdown = nil
-			if d, ok := t.proto.(httpmsg.Drainer); ok && !drained {
-				drained = true
-				d.Drain()
-			}
-			continue
+			t.core.AskDrain() // the protocol is told once, by this Wake
+			t.core.Wake()
 		case <-ctx.Done():
 			closeErr = ctx.Err() // the stream was reset or the connection is gone
-			t.closing = true
+			t.core.Close()
 		}
-		if len(in) > 0 && !t.closing {
-			n, err := t.proto.OnData(in)
+		if len(in) > 0 && !t.core.Closing() {
+			n := t.core.Feed(in, 0)
 			in = append(in[:0], in[n:]...)
-			if err != nil {
-				t.closing = true
-			}
 		}
 		if len(t.out) > 0 {
 			if _, err := t.w.Write(t.out); err != nil || t.w.Flush() != nil {
-				t.closing, closeErr = true, err
+				t.core.Close()
+				closeErr = err
 			}
 			t.out = t.out[:0]
 		}
-		if fa, ok := t.proto.(httpmsg.FlushObserver); ok {
-			fa.AfterFlush(0) // Write returned: the stream took it (or blocked until it could)
+		// Write returned: the stream took it (or blocked until it could).
+		if t.core.Flushed(0) {
+			t.core.Wake()
 		}
 	}
-	t.proto.OnClose(closeErr)
+	t.core.Closed(closeErr)
 	if cl, ok := t.body.(io.Closer); ok {
 		_ = cl.Close() // ends a Read still blocked (full duplex), drops the rest
 		// Wait for the reader goroutine: it must not touch the stream once the

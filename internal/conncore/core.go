@@ -142,6 +142,9 @@ func (c *Core) Feed(in []byte, now int64) int {
 
 // next installs the protocol that follows after ErrUpgrade.
 func (c *Core) next() error {
+	if c.protocols == nil {
+		return errNoSwitch // NewFixed
+	}
 	p, err := c.protocols.Next(c.conn, c.proto)
 	if err != nil {
 		return err
