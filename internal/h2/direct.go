@@ -114,7 +114,9 @@ func (r *directRun) Run() {
 		s.inPlace = true
 		d.cur = s
 		rec := s.req.InPlace
-		d.rec.Store(rec)
+		if d.rec.Load() != rec {
+			d.rec.Store(rec) // a store (and its write barrier) only when the route changes
+		}
 		d.mu.Unlock()
 		c.h.Serve(&s.req, s)
 		// Timed from the end of the previous stream's (or the run's start):
