@@ -11,10 +11,13 @@
 // Life of a connection, as an engine drives it:
 //
 //	open        -> Core{Conn, Protocols, Timeouts}; Deadline for the first bytes
+//	               (over TLS, Negotiated once the handshake completed: ALPN chooses)
 //	readable    -> Feed(window) until it consumed less than it was given
 //	wake-up     -> Wake (OnWake, a protocol switch, a drain asked for)
 //	after write -> Flushed(outbound): FlushObserver, and whether a DrainWaiter
-//	               waits no longer (the engine then calls Wake)
+//	               waits no longer (the engine then calls Wake); an engine whose
+//	               writer goroutine sees the drain asks FlushedLevel instead
+//	direct run  -> Hold, when the callback that asked for it failed too
 //	every turn  -> Closing() ? close once the output is written (Linger first)
 //	               : Deadline(now, buffered input, unsent output)
 //	end of input-> EndOfInput(): close now, flush then close, or serve the
@@ -55,13 +58,15 @@ type Core struct {
 
 	wantClose    bool // the protocol called Conn.Close, or failed
 	err          error
-	drainAsked   bool // the server drains: the protocol is told once, at its next Wake
+	held         error // a failure held back while a direct run owes its answer (Hold)
+	drainAsked   bool  // the server drains: the protocol is told once, at its next Wake
 	drained      bool
 	inputEnded   bool
 	hijacked     bool
 	closed       bool
 	partialSince int64 // when the pending partial request began (unix ns); 0: none
 	lastProgress int64 // when input was last consumed
+	undated      bool  // input was consumed by a Feed without a time: the next Deadline dates it
 	lastOutbound int   // unsent output at the previous Deadline
 	writeSince   int64 // when unsent output last shrank (or began)
 }
@@ -73,6 +78,19 @@ func New(c httpmsg.Conn, p *protoselect.Protocols, to Timeouts) *Core {
 
 // Proto is the connection's protocol, nil until the first bytes chose it.
 func (c *Core) Proto() httpmsg.Proto { return c.proto }
+
+// Negotiated chooses the protocol of a TLS connection whose handshake
+// completed, before any input: ALPN decides (protoselect.Protocols.Choose), and
+// a protocol that speaks first (HTTP/2's server preface) writes now. A no-op
+// once a protocol is chosen, or where the first bytes must choose (cleartext).
+func (c *Core) Negotiated() {
+	if c.proto != nil {
+		return
+	}
+	if p := c.protocols.Choose(c.conn, nil); p != nil {
+		c.setProto(p)
+	}
+}
 
 // setProto installs p and the optional interfaces asked once per protocol.
 func (c *Core) setProto(p httpmsg.Proto) {
@@ -104,7 +122,8 @@ func (c *Core) fail(err error) {
 // for the call) to the protocol, choosing it first and switching it when it
 // hands over, and returns how many bytes were consumed. The engine drops
 // them, keeps the rest, and calls Feed again while it consumed everything it
-// was given and more is buffered. now (unix ns) dates input progress.
+// was given and more is buffered. now (unix ns) dates input progress; 0 leaves
+// it to the next Deadline's now (an engine that reads the clock once per wait).
 func (c *Core) Feed(in []byte, now int64) int {
 	total := 0
 	for len(in) > 0 && !c.Closing() {
@@ -121,21 +140,20 @@ func (c *Core) Feed(in []byte, now int64) int {
 		n, err := c.proto.OnData(in)
 		if n > 0 {
 			total += n
-			in = in[n:]
 			c.lastProgress = now
+			c.undated = now == 0
+		}
+		if err == nil {
+			break // all taken, or the rest left until more arrives, or a handler ran
 		}
 		if err == httpmsg.ErrUpgrade {
 			if err = c.next(); err == nil {
+				in = in[n:]
 				continue // the new protocol takes the rest
 			}
 		}
-		if err != nil {
-			c.fail(err)
-			break
-		}
-		if len(in) > 0 {
-			break // the protocol left the rest until more arrives, or a handler ran
-		}
+		c.fail(err)
+		break
 	}
 	return total
 }
@@ -173,6 +191,11 @@ func (c *Core) Wake() {
 		c.fail(err)
 		return
 	}
+	if c.held != nil && !c.proto.Busy() {
+		c.fail(c.held) // the answer owed was taken: the held failure closes
+		c.held = nil
+		return
+	}
 	if c.drainAsked && !c.drained && !c.Closing() {
 		c.drained = true
 		if d, ok := c.proto.(httpmsg.Drainer); ok {
@@ -195,6 +218,38 @@ func (c *Core) Flushed(outbound int) (wake bool) {
 	}
 	level := c.drainW.DrainLevel()
 	return level >= 0 && outbound <= level
+}
+
+// FlushedLevel is Flushed for an engine whose writer sees the output drain
+// (a writer goroutine): it tells a FlushObserver the output still unsent, and
+// returns the level at or below which that output wakes the protocol waiting
+// for it to drain (DrainWaiter); -1: none waits, or nothing is unsent.
+func (c *Core) FlushedLevel(outbound int) int {
+	if c.closed {
+		return -1
+	}
+	if c.flushObs != nil {
+		c.flushObs.AfterFlush(outbound)
+	}
+	if c.drainW == nil || outbound == 0 {
+		return -1
+	}
+	return c.drainW.DrainLevel()
+}
+
+// Hold is called when the callback that asked the engine to run a handler
+// itself (a direct run, httpmsg.DirectRunner) also failed: the handler's
+// answer is owed. It holds the failure back (Closing reports false), the
+// engine reads and feeds nothing more and goes on waking the protocol, and the
+// first Wake that finds the protocol no longer busy restores the failure, which
+// then closes the connection once the answer is written. It reports whether a
+// failure was held.
+func (c *Core) Hold() bool {
+	if c.err == nil || c.hijacked || c.closed {
+		return false
+	}
+	c.held, c.err = c.err, nil
+	return true
 }
 
 // Busy reports whether the protocol serves a request.
@@ -308,6 +363,9 @@ func (c *Core) Closed(err error) {
 //     (a slowloris trickling bytes does not extend it);
 //   - nothing in progress: the idle timeout from now.
 func (c *Core) Deadline(now int64, in, outbound int) int64 {
+	if c.undated {
+		c.lastProgress, c.undated = now, false
+	}
 	if outbound > 0 {
 		if c.lastOutbound == 0 || outbound < c.lastOutbound {
 			c.writeSince = now

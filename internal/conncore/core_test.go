@@ -1,6 +1,7 @@
 package conncore
 
 import (
+	"crypto/tls"
 	"errors"
 	"net"
 	"testing"
@@ -36,6 +37,7 @@ type script struct {
 	closes    int
 	fed       []byte
 	next      httpmsg.Proto // TakeSwitch's
+	flushes   []int         // AfterFlush's arguments
 }
 
 func (p *script) OnData(in []byte) (int, error) {
@@ -53,6 +55,7 @@ func (p *script) AwaitingBody() bool                      { return p.awaiting }
 func (p *script) AbortBody()                              { p.aborted++ }
 func (p *script) InputEnded() bool                        { return p.owed }
 func (p *script) DrainLevel() int                         { return p.level }
+func (p *script) AfterFlush(outbound int)                 { p.flushes = append(p.flushes, outbound) }
 func (p *script) Drain()                                  { p.drains++ }
 func (p *script) TakeSwitch() httpmsg.Proto               { n := p.next; p.next = nil; return n }
 func (p *script) TakeUpgrade() (*httpmsg.Request, []byte) { return nil, nil }
@@ -230,6 +233,7 @@ func TestDeadline(t *testing.T) {
 		in, out       int
 		busy, waiting bool
 		progressAt    int64 // Feed at this time first (0: none)
+		undated       bool  // Feed without a time first
 		want          int64
 	}
 	for _, tc := range []struct {
@@ -246,6 +250,12 @@ func TestDeadline(t *testing.T) {
 		{name: "output unsent: progress within the idle timeout", steps: []step{
 			{now: 1 * s, out: 100, want: 61 * s}, {now: 10 * s, out: 100, want: 61 * s}, {now: 20 * s, out: 50, want: 80 * s},
 			{now: 30 * s, out: 80, want: 80 * s}, {now: 40 * s, want: 100 * s}}},
+		{name: "progress fed without a time: dated by the next deadline", steps: []step{
+			{now: 1 * s, busy: true, waiting: true, progressAt: 1 * s, want: 61 * s},
+			{now: 50 * s, busy: true, waiting: true, undated: true, want: 110 * s},
+			{now: 70 * s, busy: true, waiting: true, want: 110 * s},
+			{now: 80 * s, out: 10, undated: true, want: 140 * s}, // dated although the output rule answers
+			{now: 90 * s, busy: true, waiting: true, want: 140 * s}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := &script{take: -1}
@@ -256,6 +266,9 @@ func TestDeadline(t *testing.T) {
 				p.busy, p.awaiting = st.busy, st.waiting
 				if st.progressAt != 0 {
 					c.Feed([]byte("b"), st.progressAt)
+				}
+				if st.undated {
+					c.Feed([]byte("b"), 0)
 				}
 				if got := c.Deadline(st.now, st.in, st.out); got != st.want {
 					t.Fatalf("step %d: deadline %ds, want %ds", i, got/s, st.want/s)
@@ -308,5 +321,132 @@ func TestHijackAndClose(t *testing.T) {
 	c2.Closed(nil)
 	if p2.closes != 1 || p2.closedErr != boom {
 		t.Fatalf("OnClose %d times, err %v", p2.closes, p2.closedErr)
+	}
+}
+
+func TestFlushedLevel(t *testing.T) {
+	for _, tc := range []struct {
+		name            string
+		proto           httpmsg.Proto
+		level, outbound int
+		closed          bool
+		want            int
+		told            bool // AfterFlush(outbound)
+	}{
+		{name: "no one waits", proto: &script{take: -1, level: -1}, outbound: 10, want: -1, told: true},
+		{name: "a DrainWaiter's level", proto: &script{take: -1, level: 100}, outbound: 150, want: 100, told: true},
+		{name: "nothing unsent", proto: &script{take: -1, level: 100}, want: -1, told: true},
+		{name: "no DrainWaiter", proto: plain{}, outbound: 10, want: -1},
+		{name: "closed: the protocol hears nothing", proto: &script{take: -1, level: 100}, outbound: 10, closed: true, want: -1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, _ := newCore(tc.proto)
+			c.Feed([]byte("x"), 1)
+			if tc.closed {
+				c.Closed(nil)
+			}
+			if got := c.FlushedLevel(tc.outbound); got != tc.want {
+				t.Fatalf("level %d, want %d", got, tc.want)
+			}
+			if p, ok := tc.proto.(*script); ok {
+				if told := len(p.flushes) == 1 && p.flushes[0] == tc.outbound; told != tc.told {
+					t.Fatalf("AfterFlush calls %v, want one with %d: %v", p.flushes, tc.outbound, tc.told)
+				}
+			}
+		})
+	}
+}
+
+func TestHold(t *testing.T) {
+	boom := errors.New("malformed pipelined request")
+	for _, tc := range []struct {
+		name     string
+		fail     bool // the Feed that asked for the run failed
+		hijacked bool
+		held     bool
+	}{
+		{name: "a failure with an answer owed is held", fail: true, held: true},
+		{name: "nothing failed: nothing held", held: false},
+		{name: "hijacked: nothing held", fail: true, hijacked: true, held: false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := &script{take: -1, busy: true}
+			if tc.fail {
+				p.dataErr = boom
+			}
+			c, _ := newCore(p)
+			c.Feed([]byte("GET / and then garbage"), 1)
+			if tc.hijacked {
+				c.Hijacked()
+			}
+			if got := c.Hold(); got != tc.held {
+				t.Fatalf("Hold = %v, want %v", got, tc.held)
+			}
+			if !tc.held {
+				return
+			}
+			if c.Closing() || c.Err() != nil {
+				t.Fatalf("closing %v (%v) while the answer is owed", c.Closing(), c.Err())
+			}
+			c.Wake() // a wake-up while the handler runs
+			if c.Closing() {
+				t.Fatal("closing while the handler still runs")
+			}
+			p.busy = false // the handler's answer, taken by the next OnWake
+			c.Wake()
+			if !c.Closing() || c.Err() != boom {
+				t.Fatalf("closing %v with %v, want the held failure", c.Closing(), c.Err())
+			}
+		})
+	}
+}
+
+// tlsFake is a TLS connection whose handshake negotiated proto by ALPN.
+type tlsFake struct {
+	fakeConn
+	st tls.ConnectionState
+}
+
+func (c *tlsFake) TLSConnectionState() *tls.ConnectionState { return &c.st }
+
+func TestNegotiated(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		alpn string // "-": cleartext
+		want string
+	}{
+		{name: "ALPN h2", alpn: "h2", want: "h2"},
+		{name: "ALPN http/1.1", alpn: "http/1.1", want: "h1"},
+		{name: "no ALPN", want: "h1"},
+		{name: "cleartext: the first bytes choose", alpn: "-", want: ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h1, h2 := &script{take: -1}, &script{take: -1}
+			protos := &protoselect.Protocols{
+				NewH1: func(httpmsg.Conn) httpmsg.Proto { return h1 },
+				NewH2: func(httpmsg.Conn) httpmsg.Proto { return h2 },
+			}
+			var conn httpmsg.Conn
+			var c *Core
+			if tc.alpn == "-" {
+				fc := &fakeConn{}
+				conn = fc
+				c = New(conn, protos, to)
+				fc.core = c
+			} else {
+				fc := &tlsFake{st: tls.ConnectionState{NegotiatedProtocol: tc.alpn}}
+				conn = fc
+				c = New(conn, protos, to)
+				fc.core = c
+			}
+			c.Negotiated()
+			got := map[httpmsg.Proto]string{nil: "", h1: "h1", h2: "h2"}[c.Proto()]
+			if got != tc.want {
+				t.Fatalf("chose %q, want %q", got, tc.want)
+			}
+			if tc.want != "" && !c.Linger() {
+				t.Fatal("a negotiated connection that closes should linger")
+			}
+		})
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/celeris-dev/celeris/internal/conncore"
 	"github.com/celeris-dev/celeris/internal/httpmsg"
 )
 
@@ -35,7 +36,8 @@ const (
 var bufPool = sync.Pool{New: func() any { b := make([]byte, bufSize); return &b }}
 
 // conn is one connection. Fields not marked otherwise are owned by its owner
-// goroutine (serve), which plays the part of the gnet event loop for it.
+// goroutine (serve), which plays the part of the event loop for it: it does
+// the I/O, and its core (internal/conncore) the per-connection rules.
 type conn struct {
 	eng    *Engine
 	nc     net.Conn // what the protocol's bytes go through: raw, or a *tls.Conn over raw
@@ -43,30 +45,27 @@ type conn struct {
 	remote net.Addr
 	tls    *tls.ConnectionState // set by the owner after the handshake, before the protocol exists
 
-	proto httpmsg.Proto
-	out   []byte  // output batch of the current iteration
-	in    []byte  // read buffer (small, pooled or grown); in[r:w] is unconsumed input
-	bufp  *[]byte // the pooled buffer in holds, nil if none
+	core conncore.Core
+	out  []byte  // output batch of the current iteration
+	in   []byte  // read buffer (small, pooled or grown); in[r:w] is unconsumed input
+	bufp *[]byte // the pooled buffer in holds, nil if none
 	// bigBuf: bufp is from the engine's bigPool (MaxBufferedInput bytes), not bufPool.
 	bigBuf bool
 	r, w   int
 	last   int // bytes the last Read returned
 
-	fresh        bool  // nothing was read yet: the read-header timeout runs from start
-	start        int64 // when serving began (monoNow: every time here is)
-	wantClose    bool  // the protocol asked to close after the flush
-	closing      bool  // close once the writer wrote everything
-	eof          bool  // the client's input ended; serving what is owed
-	partialSince int64 // when the pending partial input began
-	lastProgress int64 // when input was last consumed
-	lastActive   int64 // when the connection last read or answered
-	// The clock is read once per wait (a clock read costs 100-200 ns where the
-	// VM has no fast clock source): what happened since the last wait is dated
-	// by the next one, a few µs late at most.
-	progressed bool  // input was consumed since the last wait: lastProgress is now
-	active     bool  // the connection read or answered since the last wait: lastActive is now
-	dlSet      int64 // read deadline last set (0: none)
-	dlDirty    bool  // the read deadline is not dlSet (a timeout fired, or Wake moved it)
+	// The deadline (monoNow, as every time here; 0: none) is the core's
+	// (conncore.Core.Deadline), asked at the wait after each event (input,
+	// a wake-up), as the epoll engine asks after each. The clock is read once
+	// per wait (a clock read costs 100-200 ns where the VM has no fast clock
+	// source): what happened since the last wait is dated by the next one, a
+	// few µs late at most.
+	dl      int64
+	dlAt    int64 // when dl was asked for
+	event   bool  // input came or was consumed, or a wake-up was served, since dl was asked for
+	held    bool  // the input failed with a direct run owing its answer (conncore.Core.Hold): no more reading
+	dlSet   int64 // read deadline last set (0: none)
+	dlDirty bool  // the read deadline is not dlSet (a timeout fired, or Wake moved it)
 
 	reading atomic.Bool // the owner is in (or about to enter) Read: Wake must interrupt it
 	dlMoved atomic.Bool // Wake moved the read deadline into the past
@@ -76,13 +75,6 @@ type conn struct {
 	live    atomic.Bool   // the owner serves (after the handshake): Wake may interrupt Read
 	drain   atomic.Bool   // shutdown asked this connection to finish
 	aborted atomic.Bool   // the engine stops: close now
-
-	hijacked bool // the connection left the engine (Hijack): finish leaves nc open
-
-	// failed is the error of an input that failed together with a direct run
-	// that then detached: the new owner serves what is owed without reading,
-	// then closes with it.
-	failed error
 
 	wr writer
 
@@ -109,6 +101,7 @@ type conn struct {
 
 func newConn(e *Engine, nc net.Conn) *conn {
 	c := &conn{eng: e, nc: nc, raw: nc, remote: nc.RemoteAddr(), wakeCh: make(chan struct{}, 1)}
+	c.core = *conncore.New(c, &e.cfg.Protocols, e.to)
 	if e.cfg.TLSConfig != nil {
 		c.tio = &tlsIO{Conn: nc, c: c}
 		c.nc = tls.Server(c.tio, e.cfg.TLSConfig)
@@ -161,7 +154,7 @@ func (c *conn) wakeUp() {
 }
 
 // Close closes the connection after the output batch is written (httpmsg.Conn).
-func (c *conn) Close() { c.wantClose = true }
+func (c *conn) Close() { c.core.Close() }
 
 // RemoteAddr is the peer address (httpmsg.Conn).
 func (c *conn) RemoteAddr() net.Addr { return c.remote }
@@ -200,8 +193,9 @@ func (c *conn) serve() {
 		return
 	}
 	c.in = c.small[:]
-	c.start = monoNow()
-	c.lastActive, c.fresh = c.start, true
+	// The first bytes must come within the read-header timeout.
+	c.dlAt = monoNow()
+	c.dl = c.dlAt + int64(c.eng.to.ReadHeader)
 	c.live.Store(true)
 	c.dlDirty = true
 	c.run()
@@ -224,7 +218,6 @@ func (c *conn) loop() error {
 		if c.aborted.Load() {
 			return ErrStopped
 		}
-		var err error
 		if c.woken.Load() {
 			c.woken.Store(false)
 			// Load first: the swap is a locked instruction, and a wake-up
@@ -232,24 +225,14 @@ func (c *conn) loop() error {
 			if c.dlMoved.Load() && c.dlMoved.Swap(false) {
 				c.dlDirty = true
 			}
-			if c.proto != nil && !c.closing {
-				err = c.proto.OnWake()
-				if err == httpmsg.ErrUpgrade {
-					err = c.nextProto()
-				}
+			if c.drain.Load() {
+				c.core.AskDrain()
 			}
-			if err == nil && c.drain.Load() && !c.closing {
-				c.drainProto()
-			}
+			c.core.Wake()
+			c.event = true
 		}
-		stalled := false
-		if err == nil && !c.wantClose && !c.closing && c.failed == nil {
-			before := c.w - c.r
-			err = c.feed()
-			if c.w-c.r < before {
-				c.progressed = true
-			}
-			stalled = c.w-c.r == before && before > 0
+		if !c.held {
+			c.feed()
 		}
 		if t := c.direct; t != nil {
 			// A handler the protocol gave this goroutine (RunDirect). Answers
@@ -262,124 +245,67 @@ func (c *conn) loop() error {
 			}
 			c.emit()
 			// The input may have failed too (a malformed request pipelined
-			// behind the one that runs): the error goes with the loop if the
-			// run detaches, so that the new owner closes with it once the
-			// handler answered (set before the run: a detach starts the new
-			// owner from inside it).
-			c.failed = err
+			// behind the one that runs): the core holds the failure until the
+			// handler answered, here or on the owner that takes the loop over
+			// if the run detaches (held before the run: a detach starts the
+			// new owner from inside it).
+			c.held = c.core.Hold()
 			if !c.runDirect(t) {
 				return errMoved
 			}
-			if err == nil {
-				continue
-			}
-			// The run ended here: take the handler's answer now, to write it
-			// before closing.
-			c.woken.Store(false)
-			if werr := c.proto.OnWake(); werr != nil && werr != httpmsg.ErrUpgrade {
-				err = werr
-			}
-		}
-		if c.eof && err == nil && c.proto != nil && c.r == c.w {
-			if ab, ok := c.proto.(httpmsg.BodyAwaiter); ok && ab.AwaitingBody() {
-				// A handler reads a streamed body whose rest will never come.
-				if a, ok := c.proto.(httpmsg.BodyAborter); ok {
-					a.AbortBody()
-				}
-			}
+			continue
 		}
 		c.flush()
-		if err == nil && c.failed != nil && c.proto != nil && !c.proto.Busy() {
-			err = c.failed // the detached handler answered: close as the input said
-		}
-		if err != nil || c.wantClose {
-			c.closing = true
-		}
 		if c.wr.failed.Load() {
 			return io.ErrClosedPipe // the peer is gone; the writer closed the socket
 		}
-		if c.closing {
-			return err
+		if c.core.Closing() {
+			return c.core.Err()
 		}
-		if c.eof && !c.proto.Busy() && !(stalled && c.OutboundBuffered() > 0) {
+		if c.core.InputEnded() && c.core.Done(c.r < c.w, c.OutboundBuffered() > 0) {
 			return nil // everything owed after the end of input was answered
 		}
-		if c.r == c.w && !c.eof && c.proto != nil && c.proto.Busy() && !c.woken.Load() {
+		if c.r == c.w && !c.core.InputEnded() && c.core.Busy() && !c.woken.Load() {
 			// A worker has the request and no input is left: let it run first.
 			// A short handler answers before the owner reads (on one P, always),
 			// which saves the read that would find nothing (EAGAIN), parking in
 			// the poller and the wake-up through the read deadline.
 			runtime.Gosched()
 		}
-		if err = c.wait(); err != nil {
+		if err := c.wait(); err != nil {
 			return err
 		}
 	}
 }
 
-// feed presents the unconsumed input to the protocol, which protoselect chooses
-// from the first bytes (in cleartext) and replaces when the protocol hands over
-// (the gnet engine's readAll).
-func (c *conn) feed() error {
-	for {
+// feed presents the unconsumed input to the core (which chooses the protocol,
+// feeds it and switches it) a window at a time, while the protocol takes all it
+// is given. Once the input ended, all that is left goes at once: a protocol told
+// of the end (HTTP/1.1 feeding a streamed body) takes it as the rest.
+func (c *conn) feed() {
+	for c.r < c.w && !c.core.Closing() {
 		buf := c.in[c.r:c.w]
-		if len(buf) == 0 {
-			return nil
+		if len(buf) > c.eng.cfg.PeekWindow && !c.core.InputEnded() {
+			buf = buf[:c.eng.cfg.PeekWindow]
 		}
-		if !c.eof {
-			// After the end of input the protocol gets all that is left, as it
-			// does on gnet (detach.go): it may conclude that a body that does not
-			// complete in it never will.
-			buf = buf[:min(len(buf), c.eng.cfg.PeekWindow)]
+		n := c.core.Feed(buf, 0) // dated by the next wait's deadline
+		if n == 0 {
+			return
 		}
-		if c.proto == nil {
-			if c.proto = c.eng.cfg.Protocols.Choose(c, buf); c.proto == nil {
-				return nil // a strict prefix of the HTTP/2 preface: wait for more
-			}
-		}
-		if c.wantClose {
-			return nil
-		}
-		n, err := c.proto.OnData(buf)
+		c.event = true
 		c.r += n
 		if c.r == c.w {
 			c.r, c.w = 0, 0
+			return
 		}
-		if err == httpmsg.ErrUpgrade {
-			if err = c.nextProto(); err != nil {
-				return err
-			}
-			continue
-		}
-		if err != nil || n < len(buf) || n == 0 {
-			return err
+		if n < len(buf) {
+			return
 		}
 	}
 }
 
-// nextProto installs the protocol that follows after the current one returned
-// httpmsg.ErrUpgrade (protoselect.Protocols.Next).
-func (c *conn) nextProto() error {
-	p, err := c.eng.cfg.Protocols.Next(c, c.proto)
-	if err != nil {
-		return err
-	}
-	c.proto = p
-	return nil
-}
-
-func (c *conn) drainProto() {
-	if d, ok := c.proto.(httpmsg.Drainer); ok {
-		d.Drain()
-		return
-	}
-	if c.proto == nil || !c.proto.Busy() {
-		c.wantClose = true
-	}
-}
-
-// flush puts the iteration's output on the socket (send) and tells the protocol
-// how much output is unsent (AfterFlush), as the gnet engine does after its write.
+// flush puts the iteration's output on the socket (send) and tells the core how
+// much output is unsent (conncore.Core.FlushedLevel: AfterFlush, DrainLevel).
 // Over TLS the batch is encrypted here, in one tls.Conn.Write, into records that
 // tlsIO collects; they are emitted now when the protocol waits for output to
 // drain, and otherwise held until the owner is about to block (tlsIO.Read,
@@ -387,7 +313,6 @@ func (c *conn) drainProto() {
 // one write.
 func (c *conn) flush() {
 	if len(c.out) > 0 {
-		c.active = true
 		if c.tio != nil {
 			c.flushTLS()
 		} else {
@@ -395,16 +320,8 @@ func (c *conn) flush() {
 		}
 	}
 	pending := c.OutboundBuffered()
-	if fa, ok := c.proto.(httpmsg.FlushObserver); ok {
-		fa.AfterFlush(pending)
-	}
-	level := -1
-	if pending > 0 {
-		if dw, ok := c.proto.(httpmsg.DrainWaiter); ok {
-			level = dw.DrainLevel()
-		}
-	}
-	if c.eof && level < 0 && pending > 0 {
+	level := c.core.FlushedLevel(pending)
+	if c.core.InputEnded() && level < 0 && pending > 0 {
 		// After the end of input only a wake-up brings the owner back: ask for
 		// one when the output is written, to close then.
 		level = 0
@@ -434,7 +351,6 @@ func (c *conn) send(b []byte) []byte {
 	if !c.wr.failed.Load() && c.wr.idle() {
 		n := c.writeNow(b)
 		if n == len(b) {
-			c.active = true // the idle clock restarts once written (as lastDone)
 			if cap(b) > maxFreeBuf {
 				return nil // as the writer does: a large batch's buffer is not kept
 			}
@@ -477,20 +393,26 @@ func (c *conn) emit() {
 	c.collected.Store(0)
 }
 
-// wait blocks until input arrives, a wake-up comes or a deadline passes.
+// wait blocks until input arrives, a wake-up comes or the deadline passes.
 func (c *conn) wait() error {
 	now := monoNow()
-	if c.active {
-		c.lastActive, c.active = now, false
+	// The deadline is the core's (conncore.Core.Deadline), asked for after
+	// an event. Unsent output is the writer's, bounded by its write deadline
+	// (each slice within the idle timeout), so the core is told of none; what
+	// the writer does between events counts as activity instead: while it has
+	// output the deadline is asked for at every wait, and a write it completed
+	// since the deadline was asked for is an event dated when it completed.
+	if c.event || c.wr.pending.Load() > 0 {
+		c.event = false
+		c.dl, c.dlAt = c.core.Deadline(now, c.unread(), 0), now
+	} else if done := c.wr.lastDone.Load(); done > c.dlAt {
+		c.dl, c.dlAt = c.core.Deadline(done, c.unread(), 0), now
 	}
-	if c.progressed {
-		c.lastProgress, c.progressed = now, false
-	}
-	dl := c.deadline(now)
+	dl := c.dl
 	if dl != 0 && now >= dl {
 		return errTimeout
 	}
-	if c.eof || c.failed != nil || c.w-c.r >= c.eng.cfg.MaxBufferedInput {
+	if c.core.InputEnded() || c.held || c.w-c.r >= c.eng.cfg.MaxBufferedInput {
 		// Nothing to read (the input ended, or failed), or enough unconsumed
 		// input: TCP flow control pushes back on the client while the protocol
 		// catches up.
@@ -520,7 +442,7 @@ func (c *conn) wait() error {
 	if n > 0 {
 		c.w += n
 		c.last = n
-		c.active, c.fresh = true, false
+		c.event = true
 	}
 	if err == nil {
 		return nil
@@ -535,9 +457,25 @@ func (c *conn) wait() error {
 		return ErrStopped
 	}
 	if errors.Is(err, io.EOF) {
-		return c.inputEnded()
+		// The client half-closed or closed (conncore.Core.EndOfInput): serve
+		// what is owed without reading, or close once the queued output is
+		// written (finish).
+		c.event = true
+		if c.core.EndOfInput(c.OutboundBuffered()) != conncore.EndServe {
+			return io.EOF
+		}
+		return nil
 	}
 	return err
+}
+
+// unread is the input buffered and not consumed that may be a partial request
+// (none once the input ended: nothing more will come to complete it).
+func (c *conn) unread() int {
+	if c.core.InputEnded() {
+		return 0
+	}
+	return c.w - c.r
 }
 
 // waitWake waits without reading, for a wake-up or the deadline dl (0: none).
@@ -611,62 +549,6 @@ func (c *conn) releaseBuf() {
 	c.in = c.small[:]
 }
 
-// inputEnded handles the end of the client's input (it half-closed or closed),
-// as the gnet engine's detach does: a protocol that still owes answers (h1 while a
-// worker serves) goes on without reading; otherwise the connection closes once
-// the output already queued is written.
-func (c *conn) inputEnded() error {
-	if c.proto == nil {
-		return io.EOF
-	}
-	p, serves := c.proto.(httpmsg.InputEnder) // HTTP/2 cannot serve past the end of input
-	owed := serves && p.InputEnded()
-	if !owed || !serves {
-		c.closing = true
-		return io.EOF
-	}
-	c.eof = true
-	return nil
-}
-
-// deadline is when the connection times out (monoNow, 0: never), as the gnet
-// engine's updateDeadline: the read-header timeout while a partial request is
-// buffered, the idle timeout when nothing is in progress (counted from the last
-// read, answer or write), a progress timeout while a handler waits for a streamed
-// body, none while a handler runs. Unsent output is the writer's business (its
-// write deadline): the idle clock restarts while it is there.
-func (c *conn) deadline(now int64) int64 {
-	cfg := &c.eng.cfg
-	switch {
-	case c.eof:
-		return 0
-	case c.proto != nil && c.proto.Busy():
-		c.partialSince = 0
-		if ab, ok := c.proto.(httpmsg.BodyAwaiter); ok && ab.AwaitingBody() {
-			if c.lastProgress == 0 {
-				c.lastProgress = now
-			}
-			return c.lastProgress + int64(cfg.IdleTimeout)
-		}
-		return 0
-	case c.w > c.r:
-		if c.partialSince == 0 {
-			c.partialSince = now
-		}
-		return c.partialSince + int64(cfg.ReadHeaderTimeout)
-	}
-	c.partialSince = 0
-	if c.fresh {
-		// As on gnet: a new connection must send its first request within the
-		// read-header timeout.
-		return c.start + int64(cfg.ReadHeaderTimeout)
-	}
-	if c.wr.pending.Load() > 0 {
-		return now + int64(cfg.IdleTimeout)
-	}
-	return max(c.lastActive, c.wr.lastDone.Load()) + int64(cfg.IdleTimeout)
-}
-
 // finish closes the connection once the writer wrote what was queued, then the
 // protocol (its handlers' contexts are cancelled).
 func (c *conn) finish(err error) {
@@ -674,24 +556,24 @@ func (c *conn) finish(err error) {
 	c.emit()
 	c.wr.end()
 	<-c.wr.done // bounded: every write has a deadline, and abort closes the socket
-	if c.hijacked {
+	if c.core.IsHijacked() {
 		c.releaseBuf()
 		c.in = nil
 		return // the connection is the hijacker's now
 	}
-	if c.proto != nil && !c.eof && !c.aborted.Load() && !c.wr.failed.Load() && !errors.Is(err, errTimeout) {
+	// A lingering close where the core says (conncore.Core.Linger), but not
+	// after a timeout, on a dead socket or when the engine stops.
+	if c.core.Linger() && !c.aborted.Load() && !c.wr.failed.Load() && !errors.Is(err, errTimeout) {
 		c.lingerClose()
 	}
 	_ = c.nc.Close()
 	if c.aborted.Load() {
 		err = ErrStopped
 	}
-	if errors.Is(err, errTimeout) || errors.Is(err, io.EOF) && c.eof {
+	if errors.Is(err, errTimeout) {
 		err = nil
 	}
-	if c.proto != nil {
-		c.proto.OnClose(err)
-	}
+	c.core.Closed(err)
 	c.releaseBuf()
 	c.in = nil
 }

@@ -12,10 +12,21 @@ import (
 	"github.com/celeris-dev/celeris/internal/testkit"
 )
 
-// An input that fails together with a direct run that detaches is not dropped:
-// the handler's answer is written, then the connection closes with the input's
-// error (the new owner reads nothing more).
-func TestDirectRunDetachedKeepsInputError(t *testing.T) {
+// An input that fails together with a direct run is not dropped: the handler's
+// answer is written, then the connection closes with the input's error
+// (conncore.Core.Hold; nothing more is read), whether the run ends on the
+// owner or detaches first.
+func TestDirectRunKeepsInputError(t *testing.T) {
+	for _, detach := range []bool{true, false} {
+		name := "ends here"
+		if detach {
+			name = "detached"
+		}
+		t.Run(name, func(t *testing.T) { testDirectRunKeepsInputError(t, detach) })
+	}
+}
+
+func testDirectRunKeepsInputError(t *testing.T, detach bool) {
 	errBad := errors.New("malformed pipelined request")
 	closed := make(chan error, 1)
 	addr := start(t, Config{}, func(c httpmsg.Conn) *proto {
@@ -26,12 +37,16 @@ func TestDirectRunDetachedKeepsInputError(t *testing.T) {
 			p.busy.Store(true)
 			dr := c.(httpmsg.DirectRunner)
 			if !dr.RunDirect(fnTask(func() {
-				dr.Detach()                         // as a handler that flushes early does
-				testkit.Slow(20 * time.Millisecond) // a sleep: a handler that answers later, after its Detach
+				if detach {
+					dr.Detach()                         // as a handler that flushes early does
+					testkit.Slow(20 * time.Millisecond) // a sleep: a handler that answers later, after its Detach
+				}
 				mu.Lock()
 				answer = []byte("answer")
 				mu.Unlock()
-				c.Wake()
+				if detach {
+					c.Wake() // a detached run's final hand-off wakes the new owner
+				}
 			})) {
 				t.Error("RunDirect refused")
 			}

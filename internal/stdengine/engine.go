@@ -4,20 +4,23 @@
 // where gnet is not available or not wanted; it drives the same internal/h1 and
 // internal/h2 state machines as the gnet engine (internal/engine), through the same
 // contract (httpmsg.Conn, httpmsg.Proto and the optional interfaces of
-// internal/httpmsg's contract.go), and has the protocol chosen the same way
-// (internal/protoselect).
+// internal/httpmsg's contract.go), and applies the same per-connection rules:
+// each connection drives an internal/conncore.Core (protocol choice and switch,
+// deadlines, end of input, lingering close, drain, hijack, the output bound's
+// level), and this package does the I/O around it.
 //
 // Life of a connection:
 //
-//	accept -> (TLS: handshake under Config.HandshakeTimeout; protoselect chooses by ALPN)
+//	accept -> (TLS: handshake under Config.HandshakeTimeout; the core chooses by ALPN)
 //	owner goroutine (conn.serve), the equivalent of the event loop for this conn:
-//	  loop: OnWake when a worker asked -> OnData over the unconsumed input
+//	  loop: Core.Wake when a worker asked -> Core.Feed over the unconsumed input
 //	        -> the callback's output batch: written at once, without blocking, as
 //	           far as the socket takes it while nothing is queued (conn.send),
 //	           the rest queued for the writer (TLS: encrypted into records that
 //	           tlsIO collects and emits as one batch before the owner would block)
-//	        -> AfterFlush(unsent), DrainLevel -> wait: a blocking Read into the
-//	           connection's buffer, interrupted by Wake (read deadline in the past)
+//	        -> Core.FlushedLevel(unsent) -> wait: Core.Deadline, a blocking Read
+//	           into the connection's buffer, interrupted by Wake (read deadline
+//	           in the past)
 //	writer goroutine (only while output is queued): writes the queued batches in
 //	order, in slices each under the idle timeout as write deadline, and wakes the
 //	owner when the unsent output falls to the level the protocol waits for.
@@ -85,6 +88,7 @@ type Config struct {
 // Engine serves connections on a net.Listener.
 type Engine struct {
 	cfg  Config
+	to   conncore.Timeouts // cfg's
 	addr atomic.Pointer[net.Addr]
 
 	booted   chan struct{}
@@ -118,6 +122,7 @@ func New(cfg Config) *Engine {
 	cfg.MaxBufferedInput, cfg.PeekWindow = s.MaxBufferedInput, s.PeekWindow
 	return &Engine{
 		cfg:      cfg,
+		to:       s.Timeouts(),
 		booted:   make(chan struct{}),
 		stopping: make(chan struct{}),
 		stopped:  make(chan struct{}),

@@ -59,7 +59,7 @@ func (p *proto) AfterFlush(n int) {
 
 // start runs an engine whose connections get the protocol mk returns; tlsOn
 // serves TLS (HTTP/1.1 by ALPN: NewH1). It returns the address.
-func start(t *testing.T, cfg Config, mk func(c httpmsg.Conn) *proto) string {
+func start(t testing.TB, cfg Config, mk func(c httpmsg.Conn) *proto) string {
 	t.Helper()
 	cfg.Addr = "127.0.0.1:0"
 	cfg.Protocols.NewH1 = func(c httpmsg.Conn) httpmsg.Proto { return mk(c) }
@@ -92,7 +92,7 @@ var testCert = sync.OnceValue(func() *selfcert.Cert {
 })
 
 // dial connects to addr, over TLS when tlsOn.
-func dial(t *testing.T, addr string, tlsOn bool) net.Conn {
+func dial(t testing.TB, addr string, tlsOn bool) net.Conn {
 	t.Helper()
 	var c net.Conn
 	var err error
@@ -109,15 +109,20 @@ func dial(t *testing.T, addr string, tlsOn bool) net.Conn {
 	return c
 }
 
+// mode is a way to serve: plaintext or TLS.
+type mode struct {
+	name  string
+	cfg   Config
+	tlsOn bool
+}
+
+func modeList() []mode {
+	return []mode{{name: "plain"}, {name: "tls", cfg: Config{TLSConfig: &tls.Config{Certificates: []tls.Certificate{testCert().TLS}}}, tlsOn: true}}
+}
+
 func modes(t *testing.T, f func(t *testing.T, cfg Config, tlsOn bool)) {
-	for _, tlsOn := range []bool{false, true} {
-		name := "plain"
-		var cfg Config
-		if tlsOn {
-			name = "tls"
-			cfg.TLSConfig = &tls.Config{Certificates: []tls.Certificate{testCert().TLS}}
-		}
-		t.Run(name, func(t *testing.T) { f(t, cfg, tlsOn) })
+	for _, m := range modeList() {
+		t.Run(m.name, func(t *testing.T) { f(t, m.cfg, m.tlsOn) })
 	}
 }
 

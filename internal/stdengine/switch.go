@@ -4,8 +4,6 @@ import (
 	"errors"
 	"net"
 	"time"
-
-	"github.com/celeris-dev/celeris/internal/conncore"
 )
 
 // errHijacked ends the owner of a connection that left the engine.
@@ -15,9 +13,9 @@ var errHijacked = errors.New("stdengine: connection hijacked")
 // the output batch and the writer's queue are written first, then the net.Conn
 // (the TLS connection over TLS) goes to the caller with the input read past the
 // request. The owner returns without closing it and without OnClose for the
-// protocol that gave it away.
+// protocol that gave it away (conncore.Core.Hijacked).
 func (c *conn) Hijack() (nc net.Conn, buffered, pending []byte, err error) {
-	if c.closing || c.wantClose || c.eof || c.aborted.Load() {
+	if c.core.Closing() || c.core.InputEnded() || c.aborted.Load() {
 		return nil, nil, nil, errHijacked
 	}
 	c.flush()
@@ -33,8 +31,6 @@ func (c *conn) Hijack() (nc net.Conn, buffered, pending []byte, err error) {
 	}
 	c.live.Store(false) // Wake must not move the deadline of a conn given away
 	_ = c.nc.SetDeadline(time.Time{})
-	c.hijacked = true
-	c.proto = conncore.HijackedProto{}
-	c.wantClose = true
+	c.core.Hijacked() // no more calls to the protocol, OnClose included
 	return c.nc, buffered, nil, nil
 }

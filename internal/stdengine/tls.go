@@ -34,7 +34,7 @@ func (c *conn) handshake() bool {
 	_ = c.raw.SetDeadline(time.Time{})
 	st := tc.ConnectionState()
 	c.tls = &st
-	c.proto = cfg.Protocols.Choose(c, nil) // by ALPN: c is an httpmsg.TLSConn now
+	c.core.Negotiated() // by ALPN: c is an httpmsg.TLSConn now
 	return true
 }
 
