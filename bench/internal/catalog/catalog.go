@@ -55,6 +55,9 @@ type Framework struct {
 	Demo bool
 	// Inline passes -inline to the demo (handlers run on the event loop).
 	Inline bool
+	// Workers passes -workers to the demo (every other handler on a worker,
+	// Config.HandlersOnWorkers, instead of in place first).
+	Workers bool
 	// Engine is the demo's -engine for its plaintext listener ("": the
 	// default, gnet on Linux). A framework with an Engine is measured over
 	// plaintext only: the demo's TLS listener is the std engine whatever
@@ -75,6 +78,8 @@ type Framework struct {
 var Frameworks = []Framework{
 	{Name: "celeris", H2C: true, Demo: true, WS: true, H3: true},
 	{Name: "celeris-inline", H2C: true, Demo: true, Inline: true},
+	// The demo with every handler that is not inline on a worker.
+	{Name: "celeris-workers", H2C: true, Demo: true, Workers: true},
 	// The demo on the std-library engine (internal/stdengine) for plaintext.
 	{Name: "celeris-std", H2C: true, Demo: true, Engine: "std"},
 	// The same with -inline: the benchmark routes run on the connection's

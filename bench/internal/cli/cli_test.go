@@ -42,7 +42,7 @@ func TestParseLists(t *testing.T) {
 		got = append(got, f.Name)
 	}
 	// Catalog order, no repeats, the flag's exclusions (it replaces the env's).
-	if want := "celeris,celeris-inline,celeris-std,celeris-std-inline,nethttp,echo,fasthttp,fiber,quicgo,celeris-blocking,gorilla,coder,gobwas,fasthttp-ws"; strings.Join(got, ",") != want {
+	if want := "celeris,celeris-inline,celeris-workers,celeris-std,celeris-std-inline,nethttp,echo,fasthttp,fiber,quicgo,celeris-blocking,gorilla,coder,gobwas,fasthttp-ws"; strings.Join(got, ",") != want {
 		t.Fatalf("frameworks = %v, want %s", got, want)
 	}
 	if c.Scenarios[0].Path != "/json" || len(c.Scenarios) != 1 || c.Protocols[0] != "h2c" {

@@ -346,6 +346,9 @@ func (s *Suite) serverCommand(fw catalog.Framework, proto, addr, tag string) ([]
 		if fw.Inline {
 			args = append(args, "-inline")
 		}
+		if fw.Workers {
+			args = append(args, "-workers")
+		}
 		if proto == catalog.WS && s.demoFlags.bare {
 			args = append(args, "-bare")
 		}
