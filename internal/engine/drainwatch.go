@@ -44,7 +44,7 @@ type drainWatch struct {
 func (c *conn) watchDrain(drained, outbound int) {
 	level := -1
 	if outbound > 0 {
-		if dw, ok := c.proto.(httpmsg.DrainWaiter); ok {
+		if dw, ok := c.core.Proto().(httpmsg.DrainWaiter); ok {
 			level = dw.DrainLevel()
 		}
 	}

@@ -76,6 +76,7 @@ type Config struct {
 type Engine struct {
 	gnet.BuiltinEventEngine
 	cfg  Config
+	to   conncore.Timeouts // cfg's deadlines, for each connection's Core
 	eng  gnet.Engine
 	addr atomic.Pointer[net.TCPAddr]
 
@@ -106,7 +107,8 @@ func New(cfg Config) *Engine {
 		Logger: cfg.Logger, MaxBufferedInput: cfg.MaxBufferedInput, PeekWindow: cfg.PeekWindow}.WithDefaults()
 	cfg.ReadHeaderTimeout, cfg.IdleTimeout, cfg.Logger = s.ReadHeaderTimeout, s.IdleTimeout, s.Logger
 	cfg.MaxBufferedInput, cfg.PeekWindow = s.MaxBufferedInput, s.PeekWindow
-	e := &Engine{cfg: cfg, booted: make(chan struct{}), stopped: make(chan struct{})}
+	e := &Engine{cfg: cfg, booted: make(chan struct{}), stopped: make(chan struct{}),
+		to: s.Timeouts()}
 	e.now.Store(time.Now().UnixNano())
 	return e
 }
@@ -263,6 +265,7 @@ func (e *Engine) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
 		return nil, gnet.Close
 	}
 	c := &conn{gc: gc, eng: e, remote: gc.RemoteAddr()}
+	c.core = conncore.New(c, &e.cfg.Protocols, e.to)
 	c.deadline.Store(e.now.Load() + int64(e.cfg.ReadHeaderTimeout))
 	gc.SetContext(c)
 	c.loop = e.loopOf(gc.EventLoop())
@@ -284,9 +287,7 @@ func (e *Engine) OnClose(gc gnet.Conn, err error) gnet.Action {
 	}
 	c.closed.Store(true)
 	c.releaseInput()
-	if c.proto != nil {
-		c.proto.OnClose(err)
-	}
+	c.core.Closed(err)
 	c.loop.forget(c)
 	return gnet.None
 }
@@ -377,7 +378,7 @@ func (e *Engine) abortDetached(stopped bool) {
 			d.abort()
 			if stopped && !c.closed.Load() {
 				c.closed.Store(true)
-				c.proto.OnClose(ErrStopped)
+				c.core.Closed(ErrStopped)
 			}
 			delete(ls.conns, c)
 		}
