@@ -22,8 +22,8 @@ type conn struct {
 	gc     gnet.Conn // owned by the event loop
 	eng    *Engine
 	loop   *loopState
-	core   *conncore.Core // owned by the event loop: protocol, deadlines, close, drain, hijack
-	out    []byte         // output batch of the current callback, owned by the event loop
+	core   conncore.Core // owned by the event loop: protocol, deadlines, close, drain, hijack
+	out    []byte        // output batch of the current callback, owned by the event loop
 	remote net.Addr
 
 	woken      atomic.Bool  // a wake-up is pending (coalescing)
