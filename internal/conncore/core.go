@@ -213,10 +213,7 @@ func (c *Core) Flushed(outbound int) (wake bool) {
 	if c.flushObs != nil {
 		c.flushObs.AfterFlush(outbound)
 	}
-	if c.drainW == nil || c.closed {
-		return false
-	}
-	level := c.drainW.DrainLevel()
+	level := c.DrainLevel()
 	return level >= 0 && outbound <= level
 }
 
@@ -231,7 +228,19 @@ func (c *Core) FlushedLevel(outbound int) int {
 	if c.flushObs != nil {
 		c.flushObs.AfterFlush(outbound)
 	}
-	if c.drainW == nil || outbound == 0 {
+	if outbound == 0 {
+		return -1
+	}
+	return c.DrainLevel()
+}
+
+// DrainLevel is the unsent output at or below which a protocol waiting for its
+// output to drain (httpmsg.DrainWaiter) goes on; -1 when none waits (no
+// DrainWaiter, one that waits for nothing, or the connection closed). An
+// engine that learns of drained output only by polling (gnet) times its polls
+// by it.
+func (c *Core) DrainLevel() int {
+	if c.drainW == nil || c.closed {
 		return -1
 	}
 	return c.drainW.DrainLevel()

@@ -297,6 +297,33 @@ func TestFlushedWakesDrainWaiter(t *testing.T) {
 	}
 }
 
+func TestDrainLevel(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		proto  httpmsg.Proto
+		feed   bool // choose the protocol first
+		closed bool // Closed before asking
+		want   int
+	}{
+		{name: "no protocol yet", proto: &script{take: -1, level: 100}, want: -1},
+		{name: "waits", proto: &script{take: -1, level: 100}, feed: true, want: 100},
+		{name: "waits for nothing", proto: &script{take: -1, level: -1}, feed: true, want: -1},
+		{name: "not a DrainWaiter", proto: plain{}, feed: true, want: -1},
+		{name: "closed", proto: &script{take: -1, level: 100}, feed: true, closed: true, want: -1},
+	} {
+		c, _ := newCore(tc.proto)
+		if tc.feed {
+			c.Feed([]byte("x"), 1)
+		}
+		if tc.closed {
+			c.Closed(nil)
+		}
+		if got := c.DrainLevel(); got != tc.want {
+			t.Errorf("%s: DrainLevel %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}
+
 func TestHijackAndClose(t *testing.T) {
 	p := &script{take: -1}
 	c, _ := newCore(p)

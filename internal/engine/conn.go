@@ -16,32 +16,25 @@ import (
 	"github.com/celeris-dev/celeris/internal/httpmsg"
 )
 
-// conn is one connection's engine-side state.
+// conn is one connection's engine-side state: gnet's connection, the engine's
+// input and output buffers, and the per-connection rules (conncore.Core).
 type conn struct {
-	gc    gnet.Conn // owned by the event loop
-	eng   *Engine
-	loop  *loopState
-	proto httpmsg.Proto // owned by the event loop; nil until the protocol is known; set by setProto
-	// flushObs is proto as an httpmsg.FlushObserver, nil when it is not one (owned
-	// by the event loop): asked once per protocol, not once per callback.
-	flushObs httpmsg.FlushObserver
-	out      []byte // output batch of the current callback, owned by the event loop
-	remote   net.Addr
+	gc     gnet.Conn // owned by the event loop
+	eng    *Engine
+	loop   *loopState
+	core   conncore.Core // owned by the event loop: protocol, deadlines, close, drain, hijack
+	out    []byte        // output batch of the current callback, owned by the event loop
+	remote net.Addr
 
 	woken      atomic.Bool  // a wake-up is pending (coalescing)
 	pendingOut atomic.Bool  // output is still queued in gnet after the last callback
-	drain      atomic.Bool  // shutdown asked this connection to finish
+	drain      atomic.Bool  // shutdown asked this connection to finish (the loop tells its Core)
 	closed     atomic.Bool  // OnClose ran
 	deadline   atomic.Int64 // unix ns after which the ticker closes the conn; 0: none
 
-	partialSince int64 // owned by the event loop: when the pending partial request began
-	wantClose    bool  // owned by the event loop: close after this callback's flush
-	paused       bool  // owned by the event loop: reading is paused, the fd out of the poller (pause.go)
-	pausedWrite  bool  // owned by the event loop: paused, the fd in the poller for writing only
-	lingering    bool  // owned by the event loop: output shut down, input dropped until close (linger.go)
-	closing      bool  // owned by the event loop: close once gnet's output drained
-	lastOutbound int   // owned by the event loop: output pending after the last write
-	lastProgress int64 // owned by the event loop: when input was last consumed
+	paused      bool // owned by the event loop: reading is paused, the fd out of the poller (pause.go)
+	pausedWrite bool // owned by the event loop: paused, the fd in the poller for writing only
+	lingering   bool // owned by the event loop: output shut down, input dropped until close (linger.go)
 
 	in    []byte // owned by the event loop: input taken from gnet, unconsumed from inOff (input.go)
 	inOff int
@@ -72,7 +65,7 @@ func (c *conn) Wake() {
 }
 
 // Close closes after the output batch is flushed (httpmsg.Conn). Loop only.
-func (c *conn) Close() { c.wantClose = true }
+func (c *conn) Close() { c.core.Close() }
 
 // RemoteAddr is the peer address (httpmsg.Conn).
 func (c *conn) RemoteAddr() net.Addr { return c.remote }
@@ -83,35 +76,39 @@ func (c *conn) requestDrain() {
 	}
 }
 
+// wake serves a pending wake-up (loop only): the Core runs the protocol's
+// OnWake, switches protocol, and tells it of a drain once.
+func (c *conn) wake() {
+	c.woken.Store(false)
+	if c.drain.Load() {
+		c.core.AskDrain()
+	}
+	c.core.Wake()
+}
+
 // onTraffic is the body of gnet's OnTraffic for this connection.
 func (c *conn) onTraffic() gnet.Action {
 	if c.lingering {
 		c.linger() // linger.go: until the client closes or the deadline passes
 		return gnet.None
 	}
-	var err error
 	if c.woken.Load() {
-		c.woken.Store(false)
-		if c.proto != nil && !c.closing {
-			err = c.proto.OnWake()
-			if err == httpmsg.ErrUpgrade {
-				err = c.nextProto()
-			}
-		}
-		if err == nil && c.drain.Load() && !c.closing {
-			c.drainProto()
-		}
+		c.wake()
 	}
+	now := c.eng.now.Load()
 	in := -1 // c.buffered() after the protocol read, once known: unchanged below
-	if err == nil && !c.wantClose && !c.closing {
-		before := c.buffered()
-		err = c.readAll()
-		if in = c.buffered(); in < before {
-			c.lastProgress = c.eng.now.Load()
+	if !c.core.Closing() {
+		c.feed(now)
+		in = c.buffered()
+		if !c.core.Closing() {
+			c.takeInput() // gnet's ring buffer stays empty (input.go)
 		}
 	}
-	if !c.closing && !c.wantClose && err == nil {
-		c.takeInput() // gnet's ring buffer stays empty (input.go)
+	if c.core.IsHijacked() {
+		// Hijack took the output and the input; gnet closes its copy of the
+		// descriptor (never lingering: shutdown would act on the hijacker's socket).
+		c.deadline.Store(0)
+		return gnet.Close
 	}
 	drained := -1
 	if c.dw.last > 0 {
@@ -129,35 +126,28 @@ func (c *conn) onTraffic() gnet.Action {
 		}
 	}
 	outbound := c.gc.OutboundBuffered()
-	if c.flushObs != nil {
-		c.flushObs.AfterFlush(outbound)
-	}
+	// gnet reports no drain of its output: the drain watch, not Flushed's answer,
+	// wakes a protocol waiting for it (drainwatch.go).
+	c.core.Flushed(outbound)
 	if outbound > 0 || drained >= 0 {
 		c.watchDrain(drained, outbound)
 	}
-	if err != nil || c.wantClose {
-		c.closing = true
-	}
-	if c.closing {
+	if c.core.Closing() {
 		// Close once gnet wrote everything: closing at once would drop what the
 		// socket did not take yet (gnet tries its buffer only once). The ticker
 		// wakes the connection while output is pending; the write deadline bounds
 		// the wait for a client that never reads.
 		if outbound == 0 {
-			if _, gone := c.proto.(conncore.HijackedProto); c.proto != nil && !gone {
-				// The client may still be sending: linger (linger.go). Never on a
-				// hijacked connection: shutdown acts on the socket, which the
-				// hijacker's descriptor shares.
-				if c.startLinger() {
-					return gnet.None
-				}
+			// The client may still be sending: linger (linger.go).
+			if c.core.Linger() && c.startLinger() {
+				return gnet.None
 			}
 			c.deadline.Store(0)
 			return gnet.Close
 		}
 		c.resumeRead()
 		c.pendingOut.Store(true)
-		c.updateWriteDeadline(outbound)
+		c.deadline.Store(c.core.Deadline(now, 0, outbound))
 		return gnet.None
 	}
 	c.pendingOut.Store(outbound > 0)
@@ -165,12 +155,7 @@ func (c *conn) onTraffic() gnet.Action {
 		in = c.buffered()
 	}
 	c.applyBackpressure(in)
-	if outbound > 0 {
-		c.updateWriteDeadline(outbound)
-		return gnet.None
-	}
-	c.lastOutbound = 0
-	c.updateDeadline(in)
+	c.deadline.Store(c.core.Deadline(now, in, outbound))
 	return gnet.None
 }
 
@@ -185,7 +170,7 @@ func (c *conn) releaseOut() {
 	case n > 1<<20:
 		c.out = nil
 	case n >= bufpool.MinSize:
-		if _, ok := c.proto.(httpmsg.OutputPooler); ok {
+		if _, ok := c.core.Proto().(httpmsg.OutputPooler); ok {
 			bufpool.Put(c.out)
 			c.out = nil
 			return
@@ -194,16 +179,6 @@ func (c *conn) releaseOut() {
 	default:
 		c.out = c.out[:0]
 	}
-}
-
-// updateWriteDeadline: while output is pending, the connection must make write
-// progress within the idle timeout; a client that stops reading is closed.
-func (c *conn) updateWriteDeadline(outbound int) {
-	now := c.eng.now.Load()
-	if c.lastOutbound == 0 || outbound < c.lastOutbound {
-		c.deadline.Store(now + int64(c.eng.cfg.IdleTimeout))
-	}
-	c.lastOutbound = outbound
 }
 
 // OutboundBuffered is how many written bytes gnet still holds (event loop only).
@@ -234,61 +209,20 @@ func (c *conn) writeOut() {
 	_, _ = c.gc.Write(c.out)
 }
 
-// readAll feeds everything buffered to the protocol, which protoselect chooses
-// from the first bytes and replaces when the protocol hands over.
-func (c *conn) readAll() error {
-	for {
+// feed presents everything buffered to the Core, a window at a time, until the
+// protocol leaves some of a window or closes.
+func (c *conn) feed(now int64) {
+	for !c.core.Closing() {
 		buf, fromGnet := c.peek()
 		if len(buf) == 0 {
-			return nil
+			return
 		}
-		if c.proto == nil {
-			if c.setProto(c.eng.cfg.Protocols.Choose(c, buf)); c.proto == nil {
-				return nil // not enough bytes to tell yet
-			}
-		}
-		if c.wantClose {
-			return nil
-		}
-		n, err := c.proto.OnData(buf)
+		n := c.core.Feed(buf, now)
 		c.consume(n, fromGnet)
-		if err == httpmsg.ErrUpgrade {
-			if err = c.nextProto(); err != nil {
-				return err
-			}
-			continue
-		}
-		if err != nil || n < len(buf) || n == 0 {
-			return err
+		if n < len(buf) || n == 0 {
+			return
 		}
 		// The protocol took the whole window and more is buffered: go on.
-	}
-}
-
-// nextProto installs the protocol that follows after the current one returned
-// httpmsg.ErrUpgrade (protoselect.Protocols.Next).
-func (c *conn) nextProto() error {
-	p, err := c.eng.cfg.Protocols.Next(c, c.proto)
-	if err != nil {
-		return err
-	}
-	c.setProto(p)
-	return nil
-}
-
-// setProto installs p (nil: none yet) as the connection's protocol (loop only).
-func (c *conn) setProto(p httpmsg.Proto) {
-	c.proto = p
-	c.flushObs, _ = p.(httpmsg.FlushObserver)
-}
-
-func (c *conn) drainProto() {
-	if d, ok := c.proto.(httpmsg.Drainer); ok {
-		d.Drain()
-		return
-	}
-	if c.proto == nil || !c.proto.Busy() {
-		c.wantClose = true
 	}
 }
 
@@ -303,35 +237,6 @@ func (c *conn) applyBackpressure(in int) {
 		c.pauseRead()
 	case c.paused && in <= limit/2:
 		c.resumeRead()
-	}
-}
-
-// updateDeadline publishes when the ticker should close this connection. in is
-// c.buffered() (as for applyBackpressure).
-func (c *conn) updateDeadline(in int) {
-	now := c.eng.now.Load()
-	switch {
-	case c.proto != nil && c.proto.Busy():
-		c.partialSince = 0
-		if ab, ok := c.proto.(httpmsg.BodyAwaiter); ok && ab.AwaitingBody() {
-			// A handler waits for a streamed request body: the client must keep
-			// sending within the idle timeout (a stalled upload must not hold a
-			// worker and the connection forever).
-			if c.lastProgress == 0 {
-				c.lastProgress = now
-			}
-			c.deadline.Store(c.lastProgress + int64(c.eng.cfg.IdleTimeout))
-			return
-		}
-		c.deadline.Store(0)
-	case in > 0:
-		if c.partialSince == 0 {
-			c.partialSince = now
-		}
-		c.deadline.Store(c.partialSince + int64(c.eng.cfg.ReadHeaderTimeout))
-	default:
-		c.partialSince = 0
-		c.deadline.Store(now + int64(c.eng.cfg.IdleTimeout))
 	}
 }
 

@@ -12,7 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/celeris-dev/celeris/internal/httpmsg"
+	"github.com/celeris-dev/celeris/internal/conncore"
 )
 
 // Serving after the client's half-close.
@@ -56,15 +56,16 @@ type detached struct {
 }
 
 // detach takes c over from gnet, which is closing it with err; it reports whether
-// it did (gnet then closes only its own fd). Loop only, from OnClose.
+// it did (gnet then closes only its own fd). Loop only, from OnClose. The Core
+// decides (EndOfInput): answers owed are served detached, output unsent is
+// written detached before the close, and otherwise the connection simply closes.
 func (c *conn) detach(err error) bool {
-	if !errors.Is(err, io.EOF) || c.proto == nil {
+	if !errors.Is(err, io.EOF) {
 		return false
 	}
-	p, serves := c.proto.(httpmsg.InputEnder) // HTTP/2 cannot serve past the end of input
-	owed := serves && !c.closing && !c.wantClose && p.InputEnded()
 	pending := c.gc.OutboundBuffered()
-	if !owed && pending == 0 {
+	end := c.core.EndOfInput(pending)
+	if end == conncore.EndClose {
 		return false
 	}
 	fd, derr := c.gc.Dup()
@@ -90,7 +91,7 @@ func (c *conn) detach(err error) bool {
 	if len(out) > 0 {
 		d.push(out)
 	}
-	if serves {
+	if end == conncore.EndServe {
 		// The input left unconsumed becomes the detached connection's.
 		c.takeInput()
 		d.in, d.off = c.in, c.inOff
@@ -100,10 +101,11 @@ func (c *conn) detach(err error) bool {
 	c.pendingOut.Store(false)
 	c.det.Store(d)
 	go d.writer(c)
-	if !serves {
-		// A protocol that cannot serve past the end of input (HTTP/2: its
-		// streams wait on WINDOW_UPDATEs and bodies that cannot come) gets only
-		// the output it already produced; it closes now, as gnet would close it.
+	if end != conncore.EndServe {
+		// Nothing owed (or a protocol that cannot serve past the end of input,
+		// HTTP/2, whose streams wait on WINDOW_UPDATEs and bodies that cannot
+		// come): only the output already produced is written; the protocol
+		// closes now, as gnet would close it.
 		c.finishDetached(err)
 		return true
 	}
@@ -112,44 +114,29 @@ func (c *conn) detach(err error) bool {
 }
 
 // onDetached is onTraffic for a detached connection (loop, on wake-up): the
-// protocol writes what its handlers handed back and parses what input is left.
+// protocol writes what its handlers handed back and parses what input is left,
+// until the Core says it is done.
 func (c *conn) onDetached(d *detached) {
-	c.woken.Store(false)
-	var err error
-	if !c.closing {
-		err = c.proto.OnWake()
-		if err == nil && c.drain.Load() {
-			c.drainProto()
-		}
-	}
-	stalled := false
-	for err == nil && !c.wantClose && !c.closing && d.off < len(d.in) {
-		var n int
-		n, err = c.proto.OnData(d.in[d.off:])
+	c.wake()
+	for d.off < len(d.in) && !c.core.Closing() {
+		n := c.core.Feed(d.in[d.off:], c.eng.now.Load())
 		d.off += n
 		if n == 0 {
 			// Either an incomplete request (no more input will come) or the
 			// protocol holds requests back while much output is queued: then the
 			// writer's wake-ups bring the loop back here as the output drains.
-			stalled = d.pending.Load() > 0
 			break
 		}
 	}
-	if ab, ok := c.proto.(httpmsg.BodyAwaiter); ok && err == nil && d.off >= len(d.in) && ab.AwaitingBody() {
-		// A handler reads a streamed body whose rest will never come.
-		if a, ok := c.proto.(httpmsg.BodyAborter); ok {
-			a.AbortBody()
-		}
-	}
+	inputLeft := d.off < len(d.in)
 	if len(c.out) > 0 {
 		d.push(c.out)
 		c.out = nil
 	}
-	if fa, ok := c.proto.(httpmsg.FlushObserver); ok {
-		fa.AfterFlush(int(d.pending.Load()))
-	}
-	if err != nil || c.wantClose || c.closing || d.failed.Load() || (!c.proto.Busy() && !stalled) {
-		c.finishDetached(err)
+	pending := int(d.pending.Load())
+	c.core.Flushed(pending)
+	if d.failed.Load() || c.core.Done(inputLeft, pending > 0) {
+		c.finishDetached(c.core.Err())
 	}
 }
 
@@ -159,7 +146,7 @@ func (c *conn) onDetached(d *detached) {
 func (c *conn) finishDetached(err error) {
 	c.closed.Store(true)
 	c.det.Load().end()
-	c.proto.OnClose(err)
+	c.core.Closed(err)
 }
 
 // push queues b for the writer, which owns it from then on (loop).

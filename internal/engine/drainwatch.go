@@ -2,11 +2,7 @@
 
 package engine
 
-import (
-	"time"
-
-	"github.com/celeris-dev/celeris/internal/httpmsg"
-)
+import "time"
 
 // gnet reports nothing when its output buffer drains into the socket. A protocol
 // that waits for the drain (a streaming handler blocked on back-pressure, HTTP/2
@@ -44,9 +40,7 @@ type drainWatch struct {
 func (c *conn) watchDrain(drained, outbound int) {
 	level := -1
 	if outbound > 0 {
-		if dw, ok := c.proto.(httpmsg.DrainWaiter); ok {
-			level = dw.DrainLevel()
-		}
+		level = c.core.DrainLevel()
 	}
 	wait, ok := c.dw.observe(drained, outbound, level, time.Now().UnixNano())
 	switch {

@@ -1,28 +1,32 @@
 //go:build linux || darwin || dragonfly || freebsd || netbsd || openbsd
 
 // Package engine is the only importer of gnet. It runs the event loops, keeps each
-// connection's state in gnet's Conn.Context(), has the protocol of a new connection
-// chosen from its first bytes (internal/protoselect), and flushes each connection's
-// output batch once per loop iteration.
+// connection's state in gnet's Conn.Context(), and flushes each connection's output
+// batch once per loop iteration. The per-connection rules (protocol choice and
+// switch, deadlines, close, end of input, lingering, drain, hijack) are a
+// conncore.Core's; this package does gnet's I/O and works around what gnet lacks
+// (pause.go, detach.go, drainwatch.go, unlisten_linux.go).
 //
 // Life of a read (all on the connection's event loop):
 //
 //	gnet OnTraffic(c)
-//	  -> conn.onTraffic: OnWake first when a handler goroutine asked for it, then
-//	     the buffered input, at most PeekWindow bytes at a time -> Proto.OnData(bytes)
+//	  -> conn.onTraffic: Core.Wake (OnWake) first when a handler goroutine asked
+//	     for it, then the buffered input, at most PeekWindow bytes at a time ->
+//	     Core.Feed -> Proto.OnData(bytes)
 //	     -> consumed bytes dropped; what is left moves to the engine's input buffer
 //	  -> one gnet Write of the output batch the protocol appended to
-//	  -> Close when the protocol returned an error (gnet flushes before closing)
+//	  -> Close when the Core is closing (gnet flushes before closing)
 //
 // Bytes the protocol did not consume are kept in the engine's input buffer
 // (input.go), never in gnet's, and presented again, followed by new bytes, on the
 // next call. Nothing keeps a view into those buffers after OnTraffic returns:
 // protocols copy what they keep.
 //
-// Timeouts: each connection publishes an atomic deadline after every callback (read
-// header timeout while a partial request is buffered, idle timeout when nothing is
-// in progress, none while a handler runs). A ticker goroutine closes connections
-// whose deadline passed, through gnet's thread-safe Close.
+// Timeouts: each connection publishes an atomic deadline after every callback
+// (Core.Deadline: read header timeout while a partial request is buffered, idle
+// timeout when nothing is in progress, none while a handler runs). A ticker
+// goroutine closes connections whose deadline passed, through gnet's thread-safe
+// Close.
 package engine
 
 import (
@@ -76,6 +80,7 @@ type Config struct {
 type Engine struct {
 	gnet.BuiltinEventEngine
 	cfg  Config
+	to   conncore.Timeouts // cfg's deadlines, for each connection's Core
 	eng  gnet.Engine
 	addr atomic.Pointer[net.TCPAddr]
 
@@ -106,7 +111,8 @@ func New(cfg Config) *Engine {
 		Logger: cfg.Logger, MaxBufferedInput: cfg.MaxBufferedInput, PeekWindow: cfg.PeekWindow}.WithDefaults()
 	cfg.ReadHeaderTimeout, cfg.IdleTimeout, cfg.Logger = s.ReadHeaderTimeout, s.IdleTimeout, s.Logger
 	cfg.MaxBufferedInput, cfg.PeekWindow = s.MaxBufferedInput, s.PeekWindow
-	e := &Engine{cfg: cfg, booted: make(chan struct{}), stopped: make(chan struct{})}
+	e := &Engine{cfg: cfg, booted: make(chan struct{}), stopped: make(chan struct{}),
+		to: s.Timeouts()}
 	e.now.Store(time.Now().UnixNano())
 	return e
 }
@@ -263,6 +269,7 @@ func (e *Engine) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
 		return nil, gnet.Close
 	}
 	c := &conn{gc: gc, eng: e, remote: gc.RemoteAddr()}
+	c.core = *conncore.New(c, &e.cfg.Protocols, e.to) // held by value: one allocation per connection
 	c.deadline.Store(e.now.Load() + int64(e.cfg.ReadHeaderTimeout))
 	gc.SetContext(c)
 	c.loop = e.loopOf(gc.EventLoop())
@@ -284,9 +291,7 @@ func (e *Engine) OnClose(gc gnet.Conn, err error) gnet.Action {
 	}
 	c.closed.Store(true)
 	c.releaseInput()
-	if c.proto != nil {
-		c.proto.OnClose(err)
-	}
+	c.core.Closed(err)
 	c.loop.forget(c)
 	return gnet.None
 }
@@ -377,7 +382,7 @@ func (e *Engine) abortDetached(stopped bool) {
 			d.abort()
 			if stopped && !c.closed.Load() {
 				c.closed.Store(true)
-				c.proto.OnClose(ErrStopped)
+				c.core.Closed(ErrStopped)
 			}
 			delete(ls.conns, c)
 		}

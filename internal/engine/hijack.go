@@ -8,8 +8,6 @@ import (
 	"os"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/celeris-dev/celeris/internal/conncore"
 )
 
 // errHijacked: the connection left the engine (Hijack); gnet closes its own fd.
@@ -22,7 +20,7 @@ var errHijacked = errors.New("engine: connection hijacked")
 // holds (earlier pipelined answers, this callback's batch) is returned in pending:
 // the caller writes it first, in order.
 func (c *conn) Hijack() (nc net.Conn, buffered, pending []byte, err error) {
-	if c.closed.Load() || c.det.Load() != nil || c.wantClose || c.closing {
+	if c.closed.Load() || c.det.Load() != nil || c.core.Closing() {
 		return nil, nil, nil, errHijacked
 	}
 	c.resumeRead()
@@ -51,8 +49,7 @@ func (c *conn) Hijack() (nc net.Conn, buffered, pending []byte, err error) {
 		buffered = append([]byte(nil), c.in[c.inOff:]...)
 		c.releaseInput()
 	}
-	c.setProto(conncore.HijackedProto{}) // nothing to do until gnet closes its copy of the descriptor
-	c.wantClose = true
+	c.core.Hijacked() // the protocol gets no more calls; gnet closes its copy of the descriptor
 	c.deadline.Store(0)
 	return nc, buffered, pending, nil
 }
