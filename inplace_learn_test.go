@@ -191,3 +191,32 @@ func TestInPlaceLearntPerRoute(t *testing.T) {
 		})
 	}
 }
+
+// On the std engine an HTTP/1.1 handler runs on its connection's goroutine,
+// which no other connection waits for: a route learnt to wait still runs there
+// (h1.ServerConfig.LearnInPlace is off), while its HTTP/2 streams go to workers.
+func TestInPlaceStdEngineH1IgnoresRecords(t *testing.T) {
+	var r *Route
+	_, addr := startServer(t, Config{Engine: EngineStd, InPlaceThreshold: time.Nanosecond}, func(s *Server) {
+		r = s.GET("/slow", whereRoute)
+	})
+	url := "http://" + addr + "/slow"
+	h2 := h2cClient()
+	for range directrun.Strikes {
+		if got := getWhere(t, h2, url); got != "place" {
+			t.Fatalf("an h2c stream ran on a %s before its route was learnt", got)
+		}
+	}
+	if !r.inPlace.Waits() {
+		t.Fatal("the route was not learnt as one that waits")
+	}
+	if got := getWhere(t, h2, url); got != "worker" {
+		t.Fatalf("an h2c stream of a route that waits ran in %s", got)
+	}
+	h1 := &http.Client{Timeout: 30 * time.Second}
+	for range 3 {
+		if got := getWhere(t, h1, url); got != "place" {
+			t.Fatalf("an HTTP/1.1 request on the std engine ran on a %s", got)
+		}
+	}
+}

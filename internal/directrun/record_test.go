@@ -1,6 +1,7 @@
 package directrun
 
 import (
+	"sync"
 	"testing"
 	"time"
 )
@@ -87,5 +88,31 @@ func TestTicksCalibrated(t *testing.T) {
 	}
 	if SlowTicks(0) != 0 || SlowTicks(time.Microsecond) < 0 {
 		t.Fatalf("SlowTicks(0) = %d, SlowTicks(1µs) = %d", SlowTicks(0), SlowTicks(time.Microsecond))
+	}
+}
+
+// Many loops share a route's record: slow and quick runs and moves from many
+// goroutines at once (go test -race) end with a handler that waits once any
+// goroutine moved it, and never with one that waits from quick runs alone.
+func TestRecordShared(t *testing.T) {
+	const slow = 100
+	var quickOnly, mixed Record
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 1000 {
+				quickOnly.Ran(0, slow, slow)
+				mixed.Ran(0, slow+int64(i%2), slow)
+				if g == 3 && i == 500 {
+					mixed.Moved()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if quickOnly.Waits() || !mixed.Waits() {
+		t.Fatalf("quick only: waits %v; moved once: waits %v", quickOnly.Waits(), mixed.Waits())
 	}
 }
