@@ -25,12 +25,6 @@ var newConformanceEngine enginetest.Factory = func(o enginetest.Options) enginet
 	})
 }
 
-// TestManyIdleConnections holds 10,000 idle connections at once, the
-// client in a child process (enginetest.RunManyIdle); -short runs 1,000 in
-// TestConformance instead.
-func TestManyIdleConnections(t *testing.T) {
-	if testing.Short() {
-		t.Skip("10,000 connections: not under -short")
-	}
-	enginetest.RunManyIdle(t, newConformanceEngine, 10000)
-}
+// TestManyIdleConnections holds 10,000 idle connections at once
+// (enginetest.RunManyIdle).
+func TestManyIdleConnections(t *testing.T) { enginetest.RunManyIdle(t, newConformanceEngine, 10000) }

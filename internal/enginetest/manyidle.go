@@ -28,10 +28,13 @@ func init() {
 // RunManyIdle holds n idle connections to one engine at once, each still
 // served: the client side runs in a child process (the test binary again), so
 // that each process needs n descriptors and not 2n, and the case runs with
-// 10,000 under a limit of 20,000. It skips when the limit is below n + 512
-// or under the race detector (whose goroutine limit a connection per
-// goroutine passes).
+// 10,000 under a limit of 20,000. It skips under -short (TestConformance
+// holds 1,000 there), when the limit is below n + 512, or under the race
+// detector (whose goroutine limit a connection per goroutine passes).
 func RunManyIdle(t *testing.T, newEngine Factory, n int) {
+	if testing.Short() {
+		t.Skipf("%d connections: not under -short", n)
+	}
 	if lim, ok := fdLimit(); !ok || lim < uint64(n+512) {
 		t.Skipf("the descriptor limit (%d) is below %d", lim, n+512)
 	}

@@ -33,12 +33,8 @@ func conformanceEngine(direct bool) enginetest.Factory {
 	}
 }
 
-// TestManyIdleConnections holds 10,000 idle connections at once, the
-// client in a child process (enginetest.RunManyIdle); -short runs 1,000 in
-// TestConformance instead.
+// TestManyIdleConnections holds 10,000 idle connections at once
+// (enginetest.RunManyIdle).
 func TestManyIdleConnections(t *testing.T) {
-	if testing.Short() {
-		t.Skip("10,000 connections: not under -short")
-	}
 	enginetest.RunManyIdle(t, conformanceEngine(false), 10000)
 }
