@@ -1,11 +1,9 @@
 package epoll
 
 import (
-	"context"
 	"net"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/celeris-dev/celeris/internal/httpmsg"
 	"github.com/celeris-dev/celeris/internal/protoselect"
@@ -57,21 +55,8 @@ func TestDirectRunMoveWakesProtocol(t *testing.T) {
 					}
 					return p
 				}}})
-			errc := make(chan error, 1)
-			go func() { errc <- e.Run() }()
-			a, err := e.WaitReady()
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer func() {
-				close(release)
-				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-				defer cancel()
-				if err := e.Stop(ctx); err != nil {
-					t.Error(err)
-				}
-				<-errc
-			}()
+			a := serve(t, e)
+			defer close(release) // before serve's stop: the run returns
 			nc, err := net.Dial("tcp", a.String())
 			if err != nil {
 				t.Fatal(err)

@@ -22,18 +22,7 @@ import (
 func TestAcceptOutOfDescriptors(t *testing.T) {
 	e := New(Config{Addr: "127.0.0.1:0", Loops: 1,
 		Protocols: protoselect.Protocols{NewH1: func(c httpmsg.Conn) httpmsg.Proto { return okProto{c} }}})
-	errc := make(chan error, 1)
-	go func() { errc <- e.Run() }()
-	a, err := e.WaitReady()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = e.Stop(ctx)
-		<-errc
-	}()
+	a := serve(t, e)
 	var lim unix.Rlimit
 	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
 		t.Skip(err)
@@ -95,4 +84,25 @@ func TestAcceptOutOfDescriptors(t *testing.T) {
 	if _, err := io.ReadFull(c, b); err != nil || string(b) != "ok" {
 		t.Fatalf("after descriptors were freed: %q, %v", b, err)
 	}
+}
+
+// serve runs e until the test ends, when it stops it (within 5 s); it returns
+// e's address.
+func serve(t *testing.T, e *Engine) net.Addr {
+	t.Helper()
+	errc := make(chan error, 1)
+	go func() { errc <- e.Run() }()
+	a, err := e.WaitReady()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := e.Stop(ctx); err != nil {
+			t.Error(err)
+		}
+		<-errc
+	})
+	return a
 }
